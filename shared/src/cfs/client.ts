@@ -1,0 +1,303 @@
+/**
+ * Typed CFS v3 client. Every answer is validated; every failure is a CfsError.
+ * Lists follow the server's `next` exactly (its full parameter set, after_id moved on).
+ */
+import { envInt, envOptionalString, envString } from '../env';
+import { CfsError } from './errors';
+import {
+  componentPageSchema,
+  componentSchema,
+  configurationSchema,
+  describeIssues,
+  optionsSchema,
+  partitionRecords,
+  sessionPageSchema,
+  sessionSchema,
+  type CfsComponent,
+  type CfsConfiguration,
+  type CfsSession,
+  type InvalidRecord,
+} from './schemas';
+import { Transport, type RequestInfo } from './transport';
+import type { z } from 'zod';
+
+
+export const DEFAULT_CFS_API_URL = 'http://cray-cfs-api/v3';
+/** Keep a query string well below uwsgi's 16 KiB request buffer (cfs-api config/uwsgi.ini). */
+export const MAX_IDS_QUERY_CHARS = 4000;
+/** A list that pages more than this is not converging (a server bug); stop rather than loop forever. */
+const MAX_PAGES = 100_000;
+
+export interface CfsClientOptions {
+  baseUrl: string;
+  connectTimeoutMs?: number;
+  requestTimeoutMs?: number;
+  retryBudgetMs?: number;
+  caCertPath?: string;
+  tokenFile?: string;
+  maxResponseBytes?: number;
+  onRequest?: (r: RequestInfo) => void;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
+export interface ListOptions extends CallOptions {
+  pageSize?: number;
+}
+
+export type ComponentStatus = 'unconfigured' | 'failed' | 'pending' | 'configured';
+
+export interface ComponentFilter {
+  ids?: string[];
+  status?: ComponentStatus;
+  enabled?: boolean;
+  config_name?: string;
+  tags?: Record<string, string>;
+  config_details?: boolean;
+  state_details?: boolean;
+}
+
+export interface SessionFilter {
+  name_contains?: string;
+  status?: 'pending' | 'running' | 'complete';
+  succeeded?: 'none' | 'true' | 'false' | 'unknown';
+  min_age?: string;
+  max_age?: string;
+  tags?: Record<string, string>;
+  limit?: number;
+}
+
+export interface StateAppend {
+  clone_url: string;
+  playbook: string;
+  commit: string;
+  status: 'applied' | 'failed' | 'skipped';
+  session_name: string;
+}
+
+export interface ComponentPatch {
+  state_append?: StateAppend;
+  error_count?: number;
+  enabled?: boolean;
+  desired_config?: string;
+  state?: unknown[];
+  tags?: Record<string, string>;
+  retry_policy?: number;
+}
+
+export interface SessionCreate {
+  name: string;
+  configuration_name: string;
+  configuration_limit?: string;
+  ansible_limit?: string;
+  target?: { definition: 'dynamic' };
+  tags?: Record<string, string>;
+}
+
+export interface ComponentPage {
+  components: CfsComponent[];
+  invalid: InvalidRecord[];
+}
+export interface SessionPage {
+  sessions: CfsSession[];
+  invalid: InvalidRecord[];
+}
+
+export function cfsClientOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): CfsClientOptions {
+  return {
+    baseUrl: envString(env, 'CFS_API_URL', DEFAULT_CFS_API_URL),
+    connectTimeoutMs: envInt(env, 'CFS_CONNECT_TIMEOUT_MS', 3000, 1),
+    requestTimeoutMs: envInt(env, 'CFS_REQUEST_TIMEOUT_MS', 10000, 1),
+    retryBudgetMs: envInt(env, 'CFS_RETRY_BUDGET_MS', 30000, 0),
+    caCertPath: envOptionalString(env, 'CA_CERT'),
+    tokenFile: envOptionalString(env, 'CFS_TOKEN_FILE'),
+  };
+}
+
+const tagsParam = (tags: Record<string, string>): string =>
+  Object.entries(tags)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
+
+/** Splits ids into csv chunks that each stay under `maxChars`. Pure. */
+export function chunkIds(ids: readonly string[], maxChars = MAX_IDS_QUERY_CHARS): string[] {
+  const chunks: string[] = [];
+  let current = '';
+  for (const id of ids) {
+    const encodedLen = encodeURIComponent(id).length + 3; // "%2C" between ids
+    if (current !== '' && current.length + encodedLen > maxChars) {
+      chunks.push(current);
+      current = '';
+    }
+    current = current === '' ? id : `${current},${id}`;
+  }
+  if (current !== '') chunks.push(current);
+  return chunks;
+}
+
+/** Turns a server `next` object back into query parameters, as the real clients do (nulls dropped). */
+export function nextToParams(next: Record<string, unknown>): Record<string, string> {
+  const params: Record<string, string> = {};
+  for (const [k, v] of Object.entries(next)) {
+    if (v === null || v === undefined) continue;
+    params[k] = typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : String(v);
+  }
+  return params;
+}
+
+export class CfsClient {
+  private readonly transport: Transport;
+  readonly baseUrl: string;
+
+  constructor(opts: CfsClientOptions) {
+    this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
+    this.transport = new Transport({
+      baseUrl: this.baseUrl,
+      connectTimeoutMs: opts.connectTimeoutMs ?? 3000,
+      requestTimeoutMs: opts.requestTimeoutMs ?? 10000,
+      retryBudgetMs: opts.retryBudgetMs ?? 30000,
+      caCertPath: opts.caCertPath,
+      tokenFile: opts.tokenFile,
+      maxResponseBytes: opts.maxResponseBytes ?? 256 * 1024 * 1024,
+      onRequest: opts.onRequest,
+    });
+  }
+
+  private invalid(route: string, method: string, path: string, problem: string, body: unknown): CfsError {
+    return new CfsError('invalid-response', `Unexpected response from CFS for ${method} ${this.baseUrl}${path}: ${problem}`, method, `${this.baseUrl}${path}`, route, 200, body);
+  }
+
+  private parse<T>(schema: z.ZodType<T>, body: unknown, route: string, method: string, path: string): T {
+    const parsed = schema.safeParse(body);
+    if (!parsed.success) throw this.invalid(route, method, path, describeIssues(parsed.error), body);
+    return parsed.data;
+  }
+
+  /** Pages through one list endpoint, following `next` exactly; validates the envelope and each record. */
+  private async *pages<T>(
+    path: string,
+    route: string,
+    firstParams: Record<string, string>,
+    envelope: z.ZodType<Record<string, unknown>>,
+    key: 'components' | 'sessions',
+    record: z.ZodType<T>,
+    idKey: string,
+    o: CallOptions,
+  ): AsyncGenerator<{ valid: T[]; invalid: InvalidRecord[] }> {
+    let params: Record<string, string> | undefined = firstParams;
+    let lastAfter: string | undefined;
+    for (let page = 0; params && page < MAX_PAGES; page++) {
+      const body = await this.transport.call({ method: 'GET', path, route, params, signal: o.signal });
+      const data = this.parse(envelope, body, route, 'GET', path);
+      yield partitionRecords(data[key] as unknown[], record, idKey);
+      const next = data.next as Record<string, unknown> | null | undefined;
+      if (!next) return;
+      const after = typeof next.after_id === 'string' ? next.after_id : undefined;
+      if (after === undefined || after === lastAfter) {
+        throw this.invalid(route, 'GET', path, `paging does not advance (next.after_id=${JSON.stringify(next.after_id)})`, next);
+      }
+      lastAfter = after;
+      params = nextToParams(next);
+    }
+  }
+
+  async *listComponents(filter: ComponentFilter, o: ListOptions = {}): AsyncGenerator<ComponentPage> {
+    const base: Record<string, string> = {};
+    if (filter.status !== undefined) base.status = filter.status;
+    if (filter.enabled !== undefined) base.enabled = String(filter.enabled);
+    if (filter.config_name !== undefined) base.config_name = filter.config_name;
+    if (filter.tags && Object.keys(filter.tags).length > 0) base.tags = tagsParam(filter.tags);
+    if (filter.config_details !== undefined) base.config_details = String(filter.config_details);
+    if (filter.state_details !== undefined) base.state_details = String(filter.state_details);
+    if (o.pageSize !== undefined) base.limit = String(o.pageSize);
+    const idChunks = filter.ids === undefined ? [undefined] : chunkIds(filter.ids);
+    for (const ids of idChunks) {
+      const params = ids === undefined ? base : { ...base, ids };
+      for await (const p of this.pages('/components', '/v3/components', params, componentPageSchema, 'components', componentSchema, 'id', o)) {
+        yield { components: p.valid, invalid: p.invalid };
+      }
+    }
+  }
+
+  async listAllComponents(filter: ComponentFilter, o: ListOptions = {}): Promise<ComponentPage> {
+    const out: ComponentPage = { components: [], invalid: [] };
+    for await (const page of this.listComponents(filter, o)) {
+      out.components.push(...page.components);
+      out.invalid.push(...page.invalid);
+    }
+    return out;
+  }
+
+  async getComponent(id: string, q: { config_details?: boolean; state_details?: boolean } = {}, o: CallOptions = {}): Promise<CfsComponent> {
+    const path = `/components/${encodeURIComponent(id)}`;
+    const params: Record<string, string> = {};
+    if (q.config_details !== undefined) params.config_details = String(q.config_details);
+    if (q.state_details !== undefined) params.state_details = String(q.state_details);
+    const body = await this.transport.call({ method: 'GET', path, route: '/v3/components/{component_id}', params, signal: o.signal });
+    return this.parse(componentSchema, body, '/v3/components/{component_id}', 'GET', path);
+  }
+
+  async patchComponent(id: string, patch: ComponentPatch, o: CallOptions = {}): Promise<CfsComponent> {
+    const path = `/components/${encodeURIComponent(id)}`;
+    const body = await this.transport.call({ method: 'PATCH', path, route: '/v3/components/{component_id}', body: patch, signal: o.signal });
+    return this.parse(componentSchema, body, '/v3/components/{component_id}', 'PATCH', path);
+  }
+
+  async *listSessions(filter: SessionFilter, o: ListOptions = {}): AsyncGenerator<SessionPage> {
+    const params: Record<string, string> = {};
+    for (const key of ['name_contains', 'status', 'succeeded', 'min_age', 'max_age'] as const) {
+      const v = filter[key];
+      if (v !== undefined) params[key] = v;
+    }
+    if (filter.tags && Object.keys(filter.tags).length > 0) params.tags = tagsParam(filter.tags);
+    const limit = filter.limit ?? o.pageSize;
+    if (limit !== undefined) params.limit = String(limit);
+    for await (const p of this.pages('/sessions', '/v3/sessions', params, sessionPageSchema, 'sessions', sessionSchema, 'name', o)) {
+      yield { sessions: p.valid, invalid: p.invalid };
+      if (filter.limit !== undefined) return; // an explicit limit asks for one page only
+    }
+  }
+
+  async listAllSessions(filter: SessionFilter, o: ListOptions = {}): Promise<SessionPage> {
+    const out: SessionPage = { sessions: [], invalid: [] };
+    for await (const page of this.listSessions(filter, o)) {
+      out.sessions.push(...page.sessions);
+      out.invalid.push(...page.invalid);
+    }
+    return out;
+  }
+
+  async getSession(name: string, o: CallOptions = {}): Promise<CfsSession> {
+    const path = `/sessions/${encodeURIComponent(name)}`;
+    const body = await this.transport.call({ method: 'GET', path, route: '/v3/sessions/{session_name}', signal: o.signal });
+    return this.parse(sessionSchema, body, '/v3/sessions/{session_name}', 'GET', path);
+  }
+
+  async createSession(create: SessionCreate, o: CallOptions = {}): Promise<CfsSession> {
+    const body = await this.transport.call({ method: 'POST', path: '/sessions', route: '/v3/sessions', body: create, signal: o.signal });
+    return this.parse(sessionSchema, body, '/v3/sessions', 'POST', '/sessions');
+  }
+
+  async deleteSession(name: string, o: CallOptions = {}): Promise<void> {
+    const path = `/sessions/${encodeURIComponent(name)}`;
+    await this.transport.call({ method: 'DELETE', path, route: '/v3/sessions/{session_name}', signal: o.signal });
+  }
+
+  async getOptions(o: CallOptions = {}): Promise<Record<string, unknown>> {
+    const body = await this.transport.call({ method: 'GET', path: '/options', route: '/v3/options', signal: o.signal });
+    return this.parse(optionsSchema, body, '/v3/options', 'GET', '/options');
+  }
+
+  async patchOptions(patch: Record<string, unknown>, o: CallOptions = {}): Promise<Record<string, unknown>> {
+    const body = await this.transport.call({ method: 'PATCH', path: '/options', route: '/v3/options', body: patch, signal: o.signal });
+    return this.parse(optionsSchema, body, '/v3/options', 'PATCH', '/options');
+  }
+
+  async getConfiguration(name: string, o: CallOptions = {}): Promise<CfsConfiguration> {
+    const path = `/configurations/${encodeURIComponent(name)}`;
+    const body = await this.transport.call({ method: 'GET', path, route: '/v3/configurations/{configuration_id}', signal: o.signal });
+    return this.parse(configurationSchema, body, '/v3/configurations/{configuration_id}', 'GET', path);
+  }
+}

@@ -1,0 +1,133 @@
+/**
+ * Runtime schemas for what CFS v3 answers, after ../shared/reference/cfs-openapi.yaml (V3ComponentData,
+ * V3SessionData, V3ComponentDataCollection, V3SessionDataCollection, V3NextData, V3ConfigurationData).
+ *
+ * Records are loose (unknown keys kept) because the real server returns fields the spec does not list, and strict on
+ * the types of the fields this project reads: a record whose `error_count` is a string is rejected, not guessed.
+ * Envelopes are strict: a 200 without a `components` or `sessions` array is an invalid response, never a TypeError.
+ */
+import { z } from 'zod';
+
+const stringMap = z.record(z.string(), z.string());
+
+export const stateLayerSchema = z.looseObject({
+  clone_url: z.string(),
+  playbook: z.string(),
+  commit: z.string(),
+  status: z.string(),
+  session_name: z.string().optional(),
+  last_updated: z.string().optional(),
+});
+
+/** A configuration layer as the server copies it into `desired_state`, plus its computed status. */
+export const desiredLayerSchema = z.looseObject({
+  name: z.string().optional(),
+  clone_url: z.string().optional(),
+  source: z.string().optional(),
+  commit: z.string().optional(),
+  branch: z.string().optional(),
+  playbook: z.string().optional(),
+  status: z.string().optional(),
+});
+
+export const componentSchema = z.looseObject({
+  id: z.string().min(1),
+  desired_config: z.string().optional(),
+  enabled: z.boolean().optional(),
+  error_count: z.number().int().optional(),
+  retry_policy: z.number().int().optional(),
+  tags: stringMap.optional(),
+  state: z.array(stateLayerSchema).optional(),
+  desired_state: z.array(desiredLayerSchema).optional(),
+  configuration_status: z.string().optional(),
+  logs: z.string().optional(),
+});
+
+export const sessionSchema = z.looseObject({
+  name: z.string().min(1),
+  configuration: z.looseObject({ name: z.string().optional(), limit: z.string().nullable().optional() }).optional(),
+  ansible: z
+    .looseObject({
+      config: z.string().nullable().optional(),
+      limit: z.string().nullable().optional(),
+      verbosity: z.number().nullable().optional(),
+      passthrough: z.string().nullable().optional(),
+    })
+    .optional(),
+  target: z.looseObject({ definition: z.string().optional(), groups: z.unknown().optional() }).optional(),
+  status: z
+    .looseObject({
+      artifacts: z.array(z.unknown()).nullable().optional(),
+      session: z
+        .looseObject({
+          job: z.string().nullable().optional(),
+          start_time: z.string().nullable().optional(),
+          completion_time: z.string().nullable().optional(),
+          status: z.string().optional(),
+          succeeded: z.string().optional(),
+        })
+        .optional(),
+    })
+    .optional(),
+  tags: stringMap.nullable().optional(),
+  debug_on_failure: z.boolean().optional(),
+  logs: z.string().optional(),
+});
+
+export const configurationSchema = z.looseObject({
+  name: z.string(),
+  layers: z.array(desiredLayerSchema).optional(),
+  last_updated: z.string().optional(),
+});
+
+/** `next`: the server's full parameter set with after_id moved on; null on the last page. */
+export const nextSchema = z.record(z.string(), z.unknown()).nullable().optional();
+
+export const componentPageSchema = z.looseObject({ components: z.array(z.unknown()), next: nextSchema });
+export const sessionPageSchema = z.looseObject({ sessions: z.array(z.unknown()), next: nextSchema });
+export const optionsSchema = z.record(z.string(), z.unknown());
+
+export type StateLayer = z.infer<typeof stateLayerSchema>;
+export type DesiredLayer = z.infer<typeof desiredLayerSchema>;
+export type CfsComponent = z.infer<typeof componentSchema>;
+export type CfsSession = z.infer<typeof sessionSchema>;
+export type CfsConfiguration = z.infer<typeof configurationSchema>;
+
+/** A record the client refused, with what was wrong; callers log and skip it. */
+export interface InvalidRecord {
+  index: number;
+  id?: string;
+  problem: string;
+}
+
+/** Formats the first few zod issues as `path: message; ...`. */
+export function describeIssues(error: z.ZodError, max = 4): string {
+  return error.issues
+    .slice(0, max)
+    .map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`)
+    .join('; ');
+}
+
+/** Validates each record of a page on its own, so one bad record never hides the others. */
+export function partitionRecords<T>(
+  items: unknown[],
+  schema: z.ZodType<T>,
+  idKey: string,
+): { valid: T[]; invalid: InvalidRecord[] } {
+  const valid: T[] = [];
+  const invalid: InvalidRecord[] = [];
+  items.forEach((item, index) => {
+    const parsed = schema.safeParse(item);
+    if (parsed.success) {
+      valid.push(parsed.data);
+    } else {
+      const rawId = item && typeof item === 'object' ? (item as Record<string, unknown>)[idKey] : undefined;
+      invalid.push({
+        index,
+        id: typeof rawId === 'string' ? rawId : undefined,
+        problem: describeIssues(parsed.error),
+      });
+    }
+  });
+  return { valid, invalid };
+}

@@ -1,0 +1,4 @@
+export * from './env';
+export * from './logger';
+export * from './heartbeat';
+export * from './cfs';
