@@ -81,5 +81,5 @@ export function applyComponentPatch(stored: Component, rawPatch: ComponentInput,
 
 /** PUT semantics: the body replaces the record (auto fields still apply). */
 export function replaceComponent(id: string, body: ComponentInput, nowMs: number): Component {
-  return applyComponentPatch({ id, state: [], error_count: 0, enabled: true, tags: {} } as Component, { ...body, id }, nowMs);
+  return applyComponentPatch({ id, desired_config: '', state: [], error_count: 0, enabled: true, tags: {} } as Component, { ...body, id }, nowMs);
 }

@@ -1,0 +1,129 @@
+/** The batcher's Prometheus metrics (names fixed in docs/CONTRACTS.md), on a registry of its own. */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export type CreateFailureReason = 'http_400' | 'http_409' | 'http_5xx' | 'timeout' | 'unreachable' | 'invalid';
+export type CompletionResult = 'succeeded' | 'failed' | 'deleted' | 'pending_timeout';
+
+export interface BatcherMetrics {
+  registry: Registry;
+  cycles: Counter<'outcome'>;
+  cycleDuration: Histogram;
+  lastSuccessfulCycle: Gauge;
+  sessionsCreated: Counter;
+  sessionCreateFailures: Counter<'reason'>;
+  sessionsCompleted: Counter<'result'>;
+  batches: Gauge<'state'>;
+  pendingComponents: Gauge;
+  invalidRecords: Counter<'kind'>;
+  backoffSeconds: Gauge;
+  disabled: Gauge;
+  cfsRequests: Counter<'method' | 'route' | 'status'>;
+  cfsRequestDuration: Histogram<'method' | 'route'>;
+  heartbeatWriteFailures: Counter;
+  /** Feed for CfsClientOptions.onRequest. */
+  observeRequest(r: { method: string; route: string; status: string; durationMs: number }): void;
+}
+
+export function createMetrics(opts: { version?: string; defaultMetrics?: boolean } = {}): BatcherMetrics {
+  const registry = new Registry();
+  if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+  const cfsRequests = new Counter({
+    name: 'cfs_batcher_cfs_requests_total',
+    help: 'Requests to the CFS API',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers,
+  });
+  const cfsRequestDuration = new Histogram({
+    name: 'cfs_batcher_cfs_request_duration_seconds',
+    help: 'CFS API request duration',
+    labelNames: ['method', 'route'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers,
+  });
+  const buildInfo = new Gauge({ name: 'cfs_batcher_build_info', help: 'Build information', labelNames: ['version'] as const, registers });
+  buildInfo.set({ version: opts.version ?? '0.1.0' }, 1);
+  return {
+    registry,
+    cycles: new Counter({ name: 'cfs_batcher_cycles_total', help: 'Main-loop cycles', labelNames: ['outcome'] as const, registers }),
+    cycleDuration: new Histogram({
+      name: 'cfs_batcher_cycle_duration_seconds',
+      help: 'Main-loop cycle duration',
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+      registers,
+    }),
+    lastSuccessfulCycle: new Gauge({
+      name: 'cfs_batcher_last_successful_cycle_timestamp_seconds',
+      help: 'Completion time of the last successful cycle',
+      registers,
+    }),
+    sessionsCreated: new Counter({ name: 'cfs_batcher_sessions_created_total', help: 'Sessions created', registers }),
+    sessionCreateFailures: new Counter({
+      name: 'cfs_batcher_session_create_failures_total',
+      help: 'Failed session creates',
+      labelNames: ['reason'] as const,
+      registers,
+    }),
+    sessionsCompleted: new Counter({
+      name: 'cfs_batcher_sessions_completed_total',
+      help: 'Sessions that ended',
+      labelNames: ['result'] as const,
+      registers,
+    }),
+    batches: new Gauge({ name: 'cfs_batcher_batches', help: 'Batches by state', labelNames: ['state'] as const, registers }),
+    pendingComponents: new Gauge({ name: 'cfs_batcher_pending_components', help: 'Pending components seen in the last collection', registers }),
+    invalidRecords: new Counter({
+      name: 'cfs_batcher_invalid_records_total',
+      help: 'Records from CFS that were rejected',
+      labelNames: ['kind'] as const,
+      registers,
+    }),
+    backoffSeconds: new Gauge({ name: 'cfs_batcher_backoff_seconds', help: 'Current session-creation backoff', registers }),
+    disabled: new Gauge({ name: 'cfs_batcher_disabled', help: '1 while batcher_disable is true', registers }),
+    cfsRequests,
+    cfsRequestDuration,
+    heartbeatWriteFailures: new Counter({
+      name: 'cfs_batcher_heartbeat_write_failures_total',
+      help: 'Failed heartbeat writes',
+      registers,
+    }),
+    observeRequest(r) {
+      cfsRequests.inc({ method: r.method, route: r.route, status: r.status });
+      cfsRequestDuration.observe({ method: r.method, route: r.route }, r.durationMs / 1000);
+    },
+  };
+}
+
+/** Serves GET /metrics; resolves once listening. A listen error rejects (the caller treats it as fatal). */
+export function serveMetrics(registry: Registry, port: number, host = '0.0.0.0'): Promise<http.Server> {
+  const server = http.createServer((req, res) => {
+    if (req.method === 'GET' && (req.url === '/metrics' || req.url?.startsWith('/metrics?'))) {
+      registry
+        .metrics()
+        .then((body) => {
+          res.writeHead(200, { 'Content-Type': registry.contentType });
+          res.end(body);
+        })
+        .catch((err: unknown) => {
+          res.writeHead(500, { 'Content-Type': 'text/plain' });
+          res.end(String(err));
+        });
+      return;
+    }
+    res.writeHead(404, { 'Content-Type': 'text/plain' });
+    res.end('not found\n');
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve(server);
+    });
+  });
+}
+
+export function serverPort(server: http.Server): number {
+  return (server.address() as AddressInfo).port;
+}

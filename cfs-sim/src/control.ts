@@ -1,0 +1,114 @@
+/** /__sim: the simulator's own control API (not part of CFS). */
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { z } from 'zod';
+import type { SimDeps } from './deps';
+import { generateInventory } from './generator';
+import { HOST_OUTCOMES, SESSION_MODES } from './operator';
+import { problemBody } from './problem';
+
+export interface ControlDeps extends SimDeps {
+  /** Closes the listening socket for durationMs (connection refused), then reopens on the same port. */
+  startOutage: (durationMs: number) => Promise<void>;
+}
+
+const outcome = z.enum(HOST_OUTCOMES as [string, ...string[]]);
+
+const operatorCommand = z.strictObject({
+  pause: z.boolean().optional(),
+  pendingMs: z.number().int().min(0).optional(),
+  runningMs: z.number().int().min(0).optional(),
+  /** true = every active session one stage; a string = that session only. */
+  step: z.union([z.literal(true), z.string()]).optional(),
+  runToCompletion: z.boolean().optional(),
+  vanish: z.string().optional(),
+  clearOutcomes: z.boolean().optional(),
+  componentOutcomes: z.record(z.string(), outcome).optional(),
+  layerOutcomes: z.array(z.strictObject({ configuration: z.string(), layer: z.number().int().min(0).optional(), outcome })).optional(),
+  sessionModes: z
+    .array(
+      z.strictObject({
+        mode: z.enum(SESSION_MODES as [string, ...string[]]),
+        configuration: z.string().optional(),
+        nameContains: z.string().optional(),
+        count: z.number().int().min(1).optional(),
+      }),
+    )
+    .optional(),
+});
+
+function bad(res: Response, detail: string): void {
+  res.status(400).type('application/problem+json').send(JSON.stringify(problemBody(400, 'Bad Request', detail)));
+}
+
+function issues(err: z.ZodError): string {
+  return err.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`).join('; ');
+}
+
+export function controlRouter(deps: ControlDeps): express.Router {
+  const { faults, stats, operator, history, state } = deps;
+  const r = express.Router();
+
+  r.get('/faults', (_req, res) => void res.json({ faults: faults.list() }));
+  r.post('/faults', (req, res) => {
+    const rules = Array.isArray(req.body) ? req.body : [req.body];
+    try {
+      res.status(201).json({ ids: rules.map((rule) => faults.add(rule)) });
+    } catch (err) {
+      bad(res, (err as Error).message);
+    }
+  });
+  r.delete('/faults', (_req, res) => {
+    faults.clear();
+    res.status(204).end();
+  });
+  r.delete('/faults/:id', (req, res) => void res.status(faults.remove(String(req.params.id)) ? 204 : 404).end());
+
+  r.get('/stats', (_req, res) => void res.json(stats.snapshot()));
+  r.delete('/stats', (_req, res) => {
+    stats.reset();
+    res.status(204).end();
+  });
+
+  r.get('/operator', (_req, res) => void res.json({ settings: operator.settings, paused: operator.paused, active: operator.activeSessions() }));
+  r.post('/operator', (req, res) => {
+    const parsed = operatorCommand.safeParse(req.body ?? {});
+    if (!parsed.success) return bad(res, issues(parsed.error));
+    const c = parsed.data;
+    if (c.clearOutcomes) operator.clearOutcomes();
+    if (c.pause === true) operator.pause();
+    if (c.pause === false) operator.resume();
+    operator.setDelays(c);
+    for (const [id, o] of Object.entries(c.componentOutcomes ?? {})) operator.setComponentOutcome(id, o as never);
+    for (const l of c.layerOutcomes ?? []) operator.setLayerOutcome(l.configuration, l.layer, l.outcome as never);
+    for (const m of c.sessionModes ?? []) operator.addSessionMode(m as never);
+    let moved = 0;
+    if (c.step !== undefined) moved += operator.step(c.step === true ? undefined : c.step);
+    if (c.runToCompletion) moved += operator.runToCompletion();
+    if (c.vanish !== undefined && !operator.vanish(c.vanish)) return bad(res, `session ${c.vanish} is not active`);
+    res.json({ settings: operator.settings, paused: operator.paused, moved, active: operator.activeSessions() });
+  });
+
+  r.get('/sessions-history', (_req, res) => void res.json({ sessions: history.all(), overlaps: history.overlappingSessions() }));
+
+  r.post('/outage', (req, res) => {
+    const ms = Number((req.body as { durationMs?: unknown } | undefined)?.durationMs ?? 1000);
+    if (!Number.isInteger(ms) || ms < 0) return bad(res, 'durationMs must be a non-negative integer');
+    res.status(202).json({ durationMs: ms });
+    // Reply first: the socket closes right after.
+    res.on('finish', () => void deps.startOutage(ms));
+  });
+
+  r.post('/generate', (req, res) => {
+    const parsed = z
+      .strictObject({ components: z.number().int().min(0).max(200_000), configurations: z.number().int().min(1).max(100).optional() })
+      .safeParse(req.body ?? {});
+    if (!parsed.success) return bad(res, issues(parsed.error));
+    const inv = generateInventory(parsed.data);
+    for (const c of inv.configurations) state.putConfiguration(c);
+    state.putComponents(inv.components);
+    res.status(201).json({ components: inv.components.length, configurations: inv.configurations.map((c) => c.name) });
+  });
+
+  r.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => bad(res, (err as Error).message));
+  return r;
+}

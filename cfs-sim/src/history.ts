@@ -1,0 +1,85 @@
+/** Every session ever created, kept after deletes, so tests can check invariants across a whole run. */
+import type { Session, SessionStatus, Succeeded } from './types';
+
+export interface HistoryEntry {
+  name: string;
+  configuration: string;
+  configuration_limit: string;
+  ansible_limit: string;
+  /** Hosts named in ansible_limit, split. */
+  hosts: string[];
+  tags: Record<string, string>;
+  mode: string;
+  created_ms: number;
+  running_ms: number | null;
+  completed_ms: number | null;
+  deleted_ms: number | null;
+  status: SessionStatus;
+  succeeded: Succeeded;
+}
+
+export class SessionHistory {
+  private readonly entries = new Map<string, HistoryEntry>();
+
+  record(s: Session, mode: string, nowMs: number): void {
+    this.entries.set(s.name, {
+      name: s.name,
+      configuration: s.configuration.name,
+      configuration_limit: s.configuration.limit,
+      ansible_limit: s.ansible.limit,
+      hosts: s.ansible.limit.split(',').filter((h) => h !== ''),
+      tags: { ...s.tags },
+      mode,
+      created_ms: nowMs,
+      running_ms: null,
+      completed_ms: null,
+      deleted_ms: null,
+      status: 'pending',
+      succeeded: 'none',
+    });
+  }
+
+  update(name: string, patch: Partial<HistoryEntry>): void {
+    const e = this.entries.get(name);
+    if (e) Object.assign(e, patch);
+  }
+
+  get(name: string): HistoryEntry | undefined {
+    return this.entries.get(name);
+  }
+
+  all(): HistoryEntry[] {
+    return [...this.entries.values()].sort((a, b) => a.created_ms - b.created_ms || (a.name < b.name ? -1 : 1));
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+
+  /** Sessions active (created, not complete, not deleted) at `t`. */
+  activeAt(t: number): HistoryEntry[] {
+    return this.all().filter((e) => e.created_ms <= t && (e.completed_ms ?? Infinity) > t && (e.deleted_ms ?? Infinity) > t);
+  }
+
+  /**
+   * Invariant check: a component is never in two sessions that are active at the same time.
+   * Returns the violations (empty when the invariant holds).
+   */
+  overlappingSessions(): Array<{ component: string; sessions: [string, string] }> {
+    const out: Array<{ component: string; sessions: [string, string] }> = [];
+    const byHost = new Map<string, HistoryEntry[]>();
+    for (const e of this.all()) for (const h of e.hosts) byHost.set(h, [...(byHost.get(h) ?? []), e]);
+    for (const [host, list] of byHost) {
+      for (let i = 0; i < list.length; i++) {
+        for (let j = i + 1; j < list.length; j++) {
+          const a = list[i]!;
+          const b = list[j]!;
+          const aEnd = Math.min(a.completed_ms ?? Infinity, a.deleted_ms ?? Infinity);
+          const bEnd = Math.min(b.completed_ms ?? Infinity, b.deleted_ms ?? Infinity);
+          if (a.created_ms < bEnd && b.created_ms < aEnd) out.push({ component: host, sessions: [a.name, b.name] });
+        }
+      }
+    }
+    return out;
+  }
+}

@@ -1,0 +1,13 @@
+export { createSimulator, applyScenario, type Simulator, type SimulatorOptions } from './simulator';
+export { SimState, SERVER_OPTION_DEFAULTS } from './state';
+export { SimOperator, selectLayers, type HostOutcome, type SessionMode, type SessionModeRule, type OperatorSettings } from './operator';
+export { FaultRegistry, type FaultRuleInput, type FaultAction } from './faults';
+export { RequestStats, routeTemplate, type StatsSnapshot } from './stats';
+export { SessionHistory, type HistoryEntry } from './history';
+export { generateInventory, generateConfigurations, xname, type GenerateOptions, type Inventory } from './generator';
+export { parseScenario, loadScenarioFile, ScenarioError, type Scenario } from './scenario';
+export { computeStatus, layerStatus, effectiveRetries } from './status';
+export { applyComponentPatch, appendState, setAutoFields, splitCommitSuffix, deepMerge } from './component-patch';
+export { findSpec, loadPatchedSpec } from './spec';
+export { utcStamp, localIsoSeconds } from './time';
+export type * from './types';

@@ -1,0 +1,93 @@
+/**
+ * CLI: node cfs-sim/dist/main.js --port PORT [--host H] [--scenario FILE] [--generate N] [--validate]
+ * Logs JSON (getLogger('cfs-sim')); exits cleanly on SIGTERM/SIGINT.
+ */
+import { getLogger, parseCfsLogLevel, setLogLevel } from '@cfs-batcher/shared';
+import { createSimulator } from './simulator';
+
+const log = getLogger('cfs-sim');
+
+interface Args {
+  port: number;
+  host: string;
+  scenario?: string;
+  generate?: number;
+  validate: boolean;
+}
+
+export function parseArgs(argv: string[]): Args {
+  const args: Args = { port: 8080, host: '127.0.0.1', validate: false };
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i];
+    const value = (): string => {
+      const v = argv[++i];
+      if (v === undefined) throw new Error(`${flag} needs a value`);
+      return v;
+    };
+    const int = (name: string, v: string, min: number, max: number): number => {
+      if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) throw new Error(`${name} must be an integer in ${min}..${max}, got '${v}'`);
+      return Number(v);
+    };
+    switch (flag) {
+      case '--port':
+        args.port = int('--port', value(), 0, 65535);
+        break;
+      case '--host':
+        args.host = value();
+        break;
+      case '--scenario':
+        args.scenario = value();
+        break;
+      case '--generate':
+        args.generate = int('--generate', value(), 0, 200_000);
+        break;
+      case '--validate':
+        args.validate = true;
+        break;
+      default:
+        throw new Error(`unknown argument '${flag}' (usage: --port PORT [--host H] [--scenario FILE] [--generate N] [--validate])`);
+    }
+  }
+  return args;
+}
+
+async function main(): Promise<void> {
+  setLogLevel(parseCfsLogLevel(process.env.LOG_LEVEL));
+  let args: Args;
+  try {
+    args = parseArgs(process.argv.slice(2));
+  } catch (err) {
+    log.error((err as Error).message);
+    process.exit(2);
+  }
+  let sim;
+  try {
+    sim = createSimulator({
+      scenario: args.scenario,
+      generate: args.generate !== undefined ? { components: args.generate, configurations: 3 } : undefined,
+      validateWithSpec: args.validate,
+    });
+  } catch (err) {
+    log.error('cannot start the simulator', { error: (err as Error).message });
+    process.exit(2);
+  }
+  const { url } = await sim.listen(args.port, args.host);
+  log.info('ready', { url, components: sim.state.components.size, configurations: sim.state.configurations.size });
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info('stopping', { signal });
+    sim
+      .close()
+      .then(() => process.exit(0))
+      .catch((err) => {
+        log.error('close failed', { error: String(err) });
+        process.exit(1);
+      });
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+if (require.main === module) void main();

@@ -1,0 +1,171 @@
+/** createSimulator(): wires state, operator, faults, stats and the express app; listen/close/outage. */
+import http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { getLogger } from '@cfs-batcher/shared';
+import type { Express } from 'express';
+import { createApp } from './app';
+import type { ValidationFailure } from './deps';
+import { FaultRegistry } from './faults';
+import { generateInventory, type GenerateOptions } from './generator';
+import { SessionHistory } from './history';
+import { SimOperator, type HostOutcome, type OperatorSettings, type SessionMode } from './operator';
+import { loadScenarioFile, parseScenario, scenarioInventory, type Scenario } from './scenario';
+import { findSpec, loadPatchedSpec } from './spec';
+import { SimState } from './state';
+import { RequestStats } from './stats';
+
+const log = getLogger('cfs-sim');
+
+export interface SimulatorOptions {
+  /** A scenario document or the path of a scenario file. */
+  scenario?: Scenario | string;
+  generate?: GenerateOptions;
+  operator?: Partial<Pick<OperatorSettings, 'pendingMs' | 'runningMs' | 'tickMs'>> & { paused?: boolean };
+  /** Validate requests and responses against the CFS OpenAPI spec (true = find the spec). */
+  validateWithSpec?: boolean | { specPath?: string };
+  now?: () => number;
+}
+
+export interface Simulator {
+  app: Express;
+  state: SimState;
+  faults: FaultRegistry;
+  operator: SimOperator;
+  stats: RequestStats;
+  history: SessionHistory;
+  /** Spec validator rejections seen so far (empty unless validateWithSpec). */
+  validationErrors: ValidationFailure[];
+  /** Whether the spec validator is active. */
+  validating: boolean;
+  listen(port: number, host?: string): Promise<{ port: number; url: string }>;
+  /** Connection refused for durationMs (or until endOutage()), then the same port again. */
+  startOutage(durationMs?: number): Promise<void>;
+  endOutage(): Promise<void>;
+  close(): Promise<void>;
+}
+
+function resolveSpec(opt: SimulatorOptions['validateWithSpec']): Record<string, unknown> | undefined {
+  if (!opt) return undefined;
+  const specPath = (typeof opt === 'object' && opt.specPath) || findSpec();
+  if (!specPath) {
+    log.warning('OpenAPI spec not found (set CFS_OPENAPI_SPEC); spec validation is off');
+    return undefined;
+  }
+  return loadPatchedSpec(specPath);
+}
+
+export function applyScenario(sc: Scenario, state: SimState, operator: SimOperator, faults: FaultRegistry): void {
+  const inv = scenarioInventory(sc);
+  for (const c of inv.configurations) state.putConfiguration(c);
+  state.putComponents(inv.components);
+  if (sc.options) state.options = { ...state.options, ...sc.options };
+  if (sc.operator) {
+    operator.setDelays(sc.operator);
+    if (sc.operator.paused) operator.pause();
+  }
+  for (const o of sc.outcomes?.components ?? []) operator.setComponentOutcome(o.id, o.outcome as HostOutcome, o.layer);
+  for (const o of sc.outcomes?.layers ?? []) operator.setLayerOutcome(o.configuration, o.layer, o.outcome as HostOutcome);
+  for (const m of sc.outcomes?.sessions ?? []) operator.addSessionMode({ ...m, mode: m.mode as SessionMode });
+  for (const f of sc.faults ?? []) faults.add(f);
+}
+
+export function createSimulator(opts: SimulatorOptions = {}): Simulator {
+  const now = opts.now ?? Date.now;
+  const state = new SimState();
+  const history = new SessionHistory();
+  const operator = new SimOperator(state, history, opts.operator, now);
+  const faults = new FaultRegistry(now);
+  const stats = new RequestStats();
+  const validationErrors: ValidationFailure[] = [];
+
+  if (opts.generate) {
+    const inv = generateInventory(opts.generate);
+    for (const c of inv.configurations) state.putConfiguration(c);
+    state.putComponents(inv.components);
+  }
+  if (opts.scenario !== undefined) {
+    const sc = typeof opts.scenario === 'string' ? loadScenarioFile(opts.scenario) : parseScenario(opts.scenario);
+    applyScenario(sc, state, operator, faults);
+  }
+  if (opts.operator?.paused) operator.pause();
+
+  let server: http.Server | null = null;
+  let bound: { port: number; host: string } | null = null;
+  const sockets = new Set<Socket>();
+  let outageTimer: NodeJS.Timeout | null = null;
+  let closed = false;
+
+  const spec = resolveSpec(opts.validateWithSpec);
+  const deps = { state, operator, faults, stats, history, now, validationErrors, startOutage: (ms: number) => sim.startOutage(ms) };
+  const app = createApp(deps, { spec });
+
+  function openServer(port: number, host: string): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const s = http.createServer(app);
+      s.keepAliveTimeout = 5000;
+      s.on('connection', (sock) => {
+        sockets.add(sock);
+        sock.once('close', () => sockets.delete(sock));
+      });
+      s.once('error', reject);
+      s.listen(port, host, () => {
+        s.off('error', reject);
+        server = s;
+        resolve((s.address() as AddressInfo).port);
+      });
+    });
+  }
+
+  function closeServer(): Promise<void> {
+    const s = server;
+    server = null;
+    if (!s) return Promise.resolve();
+    return new Promise((resolve) => {
+      s.close(() => resolve());
+      faults.releaseHanging();
+      for (const sock of sockets) sock.destroy();
+    });
+  }
+
+  const sim: Simulator = {
+    app,
+    state,
+    faults,
+    operator,
+    stats,
+    history,
+    validationErrors,
+    validating: spec !== undefined,
+    async listen(port: number, host = '127.0.0.1') {
+      const actual = await openServer(port, host);
+      bound = { port: actual, host };
+      operator.start();
+      log.info('CFS simulator listening', { host, port: actual, spec_validation: spec !== undefined });
+      return { port: actual, url: `http://${host}:${actual}/v3` };
+    },
+    async startOutage(durationMs?: number) {
+      if (!bound) throw new Error('simulator is not listening');
+      if (outageTimer) clearTimeout(outageTimer);
+      await closeServer();
+      log.info('outage started: listening socket closed', { duration_ms: durationMs ?? null });
+      if (durationMs !== undefined) {
+        outageTimer = setTimeout(() => void sim.endOutage().catch((err) => log.error('outage end failed', { error: String(err) })), durationMs);
+      }
+    },
+    async endOutage() {
+      if (outageTimer) clearTimeout(outageTimer);
+      outageTimer = null;
+      if (server || !bound || closed) return;
+      await openServer(bound.port, bound.host);
+      log.info('outage ended: listening again', { port: bound.port });
+    },
+    async close() {
+      closed = true;
+      if (outageTimer) clearTimeout(outageTimer);
+      operator.stop();
+      faults.releaseHanging();
+      await closeServer();
+    },
+  };
+  return sim;
+}

@@ -1,0 +1,70 @@
+/** Request counters by method + route template, so tests and benchmarks can count requests per cycle. */
+import type { NextFunction, Request, Response } from 'express';
+
+const TEMPLATES: Array<[RegExp, string]> = [
+  [/^\/v3\/components\/[^/]+$/, '/v3/components/{component_id}'],
+  [/^\/v3\/sessions\/[^/]+$/, '/v3/sessions/{session_name}'],
+  [/^\/v3\/configurations\/[^/]+$/, '/v3/configurations/{configuration_id}'],
+];
+
+export function routeTemplate(path: string): string {
+  const p = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+  for (const [re, t] of TEMPLATES) if (re.test(p)) return t;
+  return p;
+}
+
+export interface StatsSnapshot {
+  total: number;
+  /** "GET /v3/components" -> count */
+  byRoute: Record<string, number>;
+  /** "GET /v3/components 200" -> count; faults that never answer count as "reset"/"hang". */
+  byRouteStatus: Record<string, number>;
+}
+
+export class RequestStats {
+  private total = 0;
+  private byRoute = new Map<string, number>();
+  private byRouteStatus = new Map<string, number>();
+
+  count(method: string, path: string): string {
+    const key = `${method} ${routeTemplate(path)}`;
+    this.total++;
+    this.byRoute.set(key, (this.byRoute.get(key) ?? 0) + 1);
+    return key;
+  }
+
+  countStatus(key: string, status: string): void {
+    const k = `${key} ${status}`;
+    this.byRouteStatus.set(k, (this.byRouteStatus.get(k) ?? 0) + 1);
+  }
+
+  get(key: string): number {
+    return this.byRoute.get(key) ?? 0;
+  }
+
+  snapshot(): StatsSnapshot {
+    return { total: this.total, byRoute: Object.fromEntries(this.byRoute), byRouteStatus: Object.fromEntries(this.byRouteStatus) };
+  }
+
+  reset(): void {
+    this.total = 0;
+    this.byRoute.clear();
+    this.byRouteStatus.clear();
+  }
+
+  middleware() {
+    return (req: Request, res: Response, next: NextFunction): void => {
+      if (req.path.startsWith('/__sim')) return next();
+      const key = this.count(req.method, req.path);
+      let done = false;
+      res.on('finish', () => {
+        done = true;
+        this.countStatus(key, String(res.statusCode));
+      });
+      res.on('close', () => {
+        if (!done) this.countStatus(key, String(res.locals.fault ?? 'aborted'));
+      });
+      next();
+    };
+  }
+}

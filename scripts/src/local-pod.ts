@@ -1,0 +1,338 @@
+/**
+ * `npm start`: the whole pod on one machine, no cluster. The CFS simulator (demo inventory), the batcher and the
+ * health sidecar run as child processes sharing a temporary heartbeat folder; a kubelet-like prober applies the
+ * manifest's probes to them and restarts the batcher when its liveness fails.
+ *
+ * Break it on purpose: `kill -STOP <batcher pid>` (printed below), or inject CFS errors through the simulator's
+ * fault API (docs/deployment.md); the prober kills and restarts the batcher as the kubelet would.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { readHeartbeat } from '@cfs-batcher/shared';
+import { SupervisedContainer, httpProbe } from './container';
+import { containerEnv, manifestEnv } from './pod-env';
+import { BATCHER_CONTAINER, SIDECAR_CONTAINER, loadPodSpec, type PodSpec } from './pod-spec';
+import { countComponentStatuses, patchOptions, waitForCfs } from './sim-client';
+
+export interface LocalPodArgs {
+  durationS: number | null;
+  quiet: boolean;
+  freePorts: boolean;
+  scenario: string;
+  simPort: number;
+  checkInterval: number;
+  batchWindow: number;
+}
+
+export class UsageError extends Error {}
+
+const USAGE = `usage: node scripts/dist/local-pod.js [--duration SECONDS] [--quiet] [--free-ports]
+       [--scenario FILE] [--sim-port PORT] [--check-interval S] [--batch-window S]`;
+
+function intArg(flag: string, raw: string | undefined, min: number): number {
+  if (raw === undefined || !/^\d+$/.test(raw) || Number(raw) < min) throw new UsageError(`${flag} needs an integer >= ${min}`);
+  return Number(raw);
+}
+
+/** Pure: argv (without node and script) -> options. */
+export function parseArgs(argv: readonly string[]): LocalPodArgs {
+  const a: LocalPodArgs = {
+    durationS: null,
+    quiet: false,
+    freePorts: false,
+    scenario: 'cfs-sim/scenarios/demo.json',
+    simPort: 0,
+    checkInterval: 2,
+    batchWindow: 5,
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i];
+    switch (flag) {
+      case '--duration':
+        a.durationS = intArg(flag, argv[++i], 1);
+        break;
+      case '--quiet':
+        a.quiet = true;
+        break;
+      case '--free-ports':
+        a.freePorts = true;
+        break;
+      case '--scenario': {
+        const v = argv[++i];
+        if (!v) throw new UsageError('--scenario needs a file');
+        a.scenario = v;
+        break;
+      }
+      case '--sim-port':
+        a.simPort = intArg(flag, argv[++i], 0);
+        break;
+      case '--check-interval':
+        a.checkInterval = intArg(flag, argv[++i], 1);
+        break;
+      case '--batch-window':
+        a.batchWindow = intArg(flag, argv[++i], 0);
+        break;
+      case '--help':
+      case '-h':
+        throw new UsageError(USAGE);
+      default:
+        throw new UsageError(`unknown option ${flag}\n${USAGE}`);
+    }
+  }
+  return a;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = net.createServer();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '0.0.0.0', () => srv.close(() => resolve(true)));
+  });
+}
+
+function stamp(): string {
+  return new Date().toISOString().slice(11, 19);
+}
+
+interface Summary {
+  components: Record<string, number>;
+  batcherRestarts: number;
+  sidecarRestarts: number;
+  cycle: number | null;
+  sessionsCreated: number | null;
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  const args = parseArgs(argv);
+  const root = path.resolve(__dirname, '..', '..');
+  const entries = {
+    sim: path.join(root, 'cfs-sim', 'dist', 'main.js'),
+    batcher: path.join(root, 'batcher', 'dist', 'main.js'),
+    sidecar: path.join(root, 'sidecar-health', 'dist', 'main.js'),
+  };
+  for (const [what, file] of Object.entries(entries)) {
+    if (!existsSync(file)) throw new UsageError(`${what} is not built (${path.relative(root, file)} missing): run npm run build`);
+  }
+  const scenario = path.resolve(root, args.scenario);
+  if (!existsSync(scenario)) throw new UsageError(`scenario ${args.scenario} not found`);
+
+  const pod: PodSpec = loadPodSpec(root);
+  const batcherSpec = pod.containers[BATCHER_CONTAINER]!;
+  const sidecarSpec = pod.containers[SIDECAR_CONTAINER]!;
+  // On a terminal the status line is rewritten in place; messages clear it first.
+  const tty = process.stdout.isTTY === true && !args.quiet;
+  const say = (msg: string) => process.stdout.write(`${tty ? '\r\x1b[2K' : ''}[${stamp()}] ${msg}\n`);
+  say(`pod spec from ${pod.source}`);
+
+  // Ports: the manifest's, unless --free-ports (tests, or a second local pod).
+  const manifestHealthPort = Number(manifestEnv(sidecarSpec, 'HEALTH_PORT') ?? sidecarSpec.ports.health ?? 8081);
+  const manifestMetricsPort = Number(manifestEnv(batcherSpec, 'METRICS_PORT') ?? batcherSpec.ports.metrics ?? 9088);
+  const healthPort = args.freePorts ? await freePort() : manifestHealthPort;
+  const metricsPort = args.freePorts ? await freePort() : manifestMetricsPort;
+  const simPort = args.simPort > 0 ? args.simPort : await freePort();
+  for (const p of [healthPort, metricsPort]) {
+    if (!(await portFree(p))) throw new UsageError(`port ${p} is busy (another local pod?); use --free-ports`);
+  }
+  const mapPort = (p: number) => (p === manifestHealthPort ? healthPort : p === manifestMetricsPort ? metricsPort : p);
+
+  const runDir = path.join(root, '.local-pod');
+  mkdirSync(runDir, { recursive: true });
+  const hbDir = mkdtempSync(path.join(os.tmpdir(), 'cfs-local-pod-'));
+  const heartbeatPath = path.join(hbDir, 'heartbeat.json');
+  const cfsUrl = `http://127.0.0.1:${simPort}/v3`;
+
+  // The simulator plays CFS; it is not part of the pod, so it gets no probes.
+  const simLog = path.join(runDir, 'cfs-sim.log');
+  const sim: ChildProcess = spawn(process.execPath, [entries.sim, '--port', String(simPort), '--scenario', scenario], {
+    cwd: root,
+    env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'INFO' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const simOut = createWriteStream(simLog, { flags: 'w' });
+  sim.stdout?.pipe(simOut);
+  sim.stderr?.pipe(simOut);
+  let simExited = false;
+  sim.once('exit', (code, signal) => {
+    simExited = true;
+    say(`cfs-sim exited (${signal ?? code}); see ${path.relative(root, simLog)}`);
+  });
+
+  const cleanup: Array<() => Promise<void> | void> = [];
+  const stopSim = async () => {
+    if (simExited) return;
+    const gone = new Promise<void>((r) => sim.once('exit', () => r()));
+    sim.kill('SIGTERM');
+    const t = setTimeout(() => sim.kill('SIGKILL'), 5000);
+    await gone;
+    clearTimeout(t);
+  };
+  cleanup.push(stopSim, () => rmSync(hbDir, { recursive: true, force: true }));
+
+  try {
+    await waitForCfs(cfsUrl, 30_000, () => simExited);
+  } catch (err) {
+    for (const c of cleanup) await c();
+    throw err;
+  }
+  // Short demo options so batches form and go out within seconds.
+  await patchOptions(cfsUrl, { batcher_check_interval: args.checkInterval, batch_window: args.batchWindow });
+
+  const tracing = process.env.OTEL_EXPORTER_OTLP_ENDPOINT || undefined;
+  const localOverrides: Record<string, string | undefined> = {
+    CFS_API_URL: cfsUrl,
+    HEARTBEAT_PATH: heartbeatPath,
+    CA_CERT: undefined,
+    OTEL_EXPORTER_OTLP_ENDPOINT: tracing,
+    // No collector here unless the user points at one.
+    OTEL_SDK_DISABLED: tracing ? 'false' : 'true',
+    OTEL_METRICS_EXPORTER: 'none',
+    OTEL_LOGS_EXPORTER: 'none',
+  };
+  const id = { podName: 'cfs-batcher-local', namespace: 'local' };
+  const onMessage = (container: string, message: string) => {
+    const important = !args.quiet || /started|SIGTERM|SIGKILL|exited|failed/.test(message);
+    if (important) say(`${container}: ${message}`);
+  };
+  const sidecar = new SupervisedContainer({
+    name: SIDECAR_CONTAINER,
+    command: process.execPath,
+    args: [entries.sidecar],
+    cwd: root,
+    env: containerEnv(sidecarSpec, id, { ...localOverrides, HEALTH_PORT: String(healthPort) }, process.env),
+    probes: sidecarSpec.probes,
+    mapPort,
+    logFile: path.join(runDir, `${SIDECAR_CONTAINER}.log`),
+    onMessage,
+  });
+  const batcher = new SupervisedContainer({
+    name: BATCHER_CONTAINER,
+    command: process.execPath,
+    args: [entries.batcher],
+    cwd: root,
+    env: containerEnv(batcherSpec, id, { ...localOverrides, METRICS_PORT: String(metricsPort) }, process.env),
+    probes: batcherSpec.probes,
+    mapPort,
+    logFile: path.join(runDir, `${BATCHER_CONTAINER}.log`),
+    onMessage,
+  });
+  const containers = [sidecar, batcher];
+  const ticker = setInterval(() => containers.forEach((c) => c.tick()), 100);
+
+  const live = batcherSpec.probes.liveness;
+  say(`cfs-sim      ${cfsUrl} (faults: POST http://127.0.0.1:${simPort}/__sim/faults)`);
+  say(`sidecar      http://127.0.0.1:${healthPort}/status   http://127.0.0.1:${healthPort}/metrics`);
+  say(`batcher      http://127.0.0.1:${metricsPort}/metrics`);
+  if (live) {
+    say(
+      `liveness     ${live.path} every ${live.periodSeconds} s, timeout ${live.timeoutSeconds} s, ` +
+        `${live.failureThreshold} failures, then SIGKILL after ${live.terminationGracePeriodSeconds ?? pod.podTerminationGracePeriodSeconds} s`,
+    );
+  }
+  say(`logs in      ${path.relative(root, runDir)}/   heartbeat ${heartbeatPath}`);
+  say('try          kill -STOP <batcher pid>   (Ctrl-C stops everything)');
+
+  const summary: Summary = { components: {}, batcherRestarts: 0, sidecarRestarts: 0, cycle: null, sessionsCreated: null };
+  let lastLine = '';
+  let lastPrinted = 0;
+  let statusBusy = false;
+  const statusTimer = setInterval(() => {
+    if (statusBusy) return;
+    statusBusy = true;
+    void statusLine(cfsUrl, heartbeatPath, healthPort, batcher.pid, summary)
+      .then((line) => {
+        summary.batcherRestarts = batcher.snapshot.restarts;
+        summary.sidecarRestarts = sidecar.snapshot.restarts;
+        lastLine = line;
+        if (args.quiet) return;
+        if (tty) process.stdout.write(`\r\x1b[2K${line}`);
+        else if (Date.now() - lastPrinted >= 5000) {
+          lastPrinted = Date.now();
+          process.stdout.write(`${line}\n`);
+        }
+      })
+      .finally(() => {
+        statusBusy = false;
+      });
+  }, 1000);
+
+  const stopped = new Promise<string>((resolve) => {
+    process.once('SIGINT', () => resolve('SIGINT'));
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    if (args.durationS !== null) setTimeout(() => resolve(`--duration ${args.durationS}`), args.durationS * 1000).unref();
+  });
+  const why = await stopped;
+  clearInterval(statusTimer);
+  say(`stopping (${why})`);
+  // The batcher first (it drains), then the sidecar, like a pod deletion; the prober keeps ticking for the kills.
+  await batcher.stop();
+  await sidecar.stop();
+  clearInterval(ticker);
+  containers.forEach((c) => c.closeLog());
+  for (const c of cleanup) await c();
+  if (lastLine) say(`last status: ${lastLine}`);
+  process.stdout.write(`local-pod summary ${JSON.stringify(summary)}\n`);
+  return 0;
+}
+
+async function statusLine(
+  cfsUrl: string,
+  heartbeatPath: string,
+  healthPort: number,
+  pid: number | null,
+  summary: Summary,
+): Promise<string> {
+  const [hb, verdict, counts] = await Promise.all([
+    readHeartbeat(heartbeatPath),
+    httpProbe('127.0.0.1', healthPort, '/livez', 1000),
+    countComponentStatuses(cfsUrl).catch((err: Error) => err),
+  ]);
+  const parts: string[] = [`pid ${pid ?? '-'}`];
+  if (hb.ok) {
+    const h = hb.heartbeat;
+    summary.cycle = h.cycle;
+    summary.sessionsCreated = h.counters.sessions_created_total;
+    parts.push(
+      `cycle ${h.cycle}`,
+      `phase ${h.phase}`,
+      `pending ${h.counters.pending_seen}`,
+      `sessions ${h.counters.sessions_created_total}`,
+      `heartbeat ${((Date.now() - h.written_at_ms) / 1000).toFixed(1)}s ago`,
+    );
+  } else {
+    parts.push(`heartbeat ${hb.reason}`);
+  }
+  const reason = /"reason":"([^"]+)"/.exec(verdict.detail)?.[1];
+  parts.push(`verdict ${verdict.ok ? 'live' : 'NOT LIVE'}${reason ? ` (${reason})` : ''}`);
+  if (counts instanceof Error) parts.push(`cfs ${counts.message}`);
+  else {
+    summary.components = counts;
+    parts.push(`components ${Object.entries(counts).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  }
+  return parts.join(' | ');
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (err: unknown) => {
+      const msg = err instanceof Error ? err.message : String(err);
+      process.stderr.write(`local-pod: ${msg}\n`);
+      process.exit(err instanceof UsageError ? 2 : 1);
+    },
+  );
+}

@@ -1,0 +1,103 @@
+/**
+ * Sidecar settings from the environment. Every value has a documented default (README.md, docs/CONTRACTS.md);
+ * a bad value is a ConfigError at start-up that names the variable.
+ */
+import {
+  ConfigError,
+  DEFAULT_HEARTBEAT_PATH,
+  PHASES,
+  WAIT_PHASES,
+  cfsClientOptionsFromEnv,
+  envInt,
+  envString,
+  type CfsClientOptions,
+  type Phase,
+} from '@cfs-batcher/shared';
+
+export interface Thresholds {
+  /** Time a starting sidecar, or a new batcher instance, is given before missing/stale heartbeats fail liveness. */
+  startupGraceMs: number;
+  /** Added to the live batcher_check_interval: the longest a cycle boundary may go without a heartbeat. */
+  cycleBudgetMs: number;
+  /** Longest time the batcher may stay in one working phase. Phases without an entry use defaultPhaseBudgetMs. */
+  phaseBudgetsMs: Partial<Record<Phase, number>>;
+  defaultPhaseBudgetMs: number;
+  /** Fixed progress deadline; null = batch_window + progressIntervals x batcher_check_interval. */
+  progressDeadlineMs: number | null;
+  progressIntervals: number;
+  /** Used until the first heartbeat says what the live option is (the CFS default). */
+  defaultCheckIntervalS: number;
+  /** A CFS observation older than this is treated as unknown. */
+  cfsStaleMs: number;
+}
+
+export interface SidecarConfig {
+  heartbeatPath: string;
+  port: number;
+  host: string;
+  evalIntervalMs: number;
+  /** 0 disables the sidecar's own CFS queries (and with them the progress rule). */
+  cfsPollMs: number;
+  cfsTimeoutMs: number;
+  cfs: CfsClientOptions;
+  thresholds: Thresholds;
+}
+
+/** Phases whose time is bounded by something else: sleep by the freshness limit, waits not at all. */
+const UNBUDGETED: ReadonlySet<Phase> = new Set<Phase>(['sleep', ...WAIT_PHASES]);
+
+export const DEFAULT_PHASE_BUDGETS = 'starting=60,rebuild=300,options=60,check_status=120,collect=180,send=120,stopping=60';
+
+/** Pure: "rebuild=300,options=60" -> { rebuild: 300000, options: 60000 }. */
+export function parsePhaseBudgets(text: string, name = 'SIDECAR_PHASE_BUDGETS'): Partial<Record<Phase, number>> {
+  const out: Partial<Record<Phase, number>> = {};
+  for (const raw of text.split(',')) {
+    const item = raw.trim();
+    if (item === '') continue;
+    const m = /^([a-z_]+)\s*=\s*(\d+)$/.exec(item);
+    if (!m) throw new ConfigError(`${name}: "${item}" is not phase=seconds`);
+    const phase = m[1] as Phase;
+    if (!(PHASES as readonly string[]).includes(phase)) {
+      throw new ConfigError(`${name}: unknown phase "${m[1]}" (phases: ${PHASES.join(', ')})`);
+    }
+    if (UNBUDGETED.has(phase)) {
+      throw new ConfigError(`${name}: phase "${phase}" takes no budget (sleep is bounded by the freshness limit, waits are exempt)`);
+    }
+    const seconds = Number(m[2]);
+    if (seconds < 1) throw new ConfigError(`${name}: budget for ${phase} must be at least 1 s`);
+    out[phase] = seconds * 1000;
+  }
+  return out;
+}
+
+export function thresholdsFromEnv(env: NodeJS.ProcessEnv = process.env): Thresholds {
+  const cfsPollS = envInt(env, 'SIDECAR_CFS_POLL_SECONDS', 10, 0, 3600);
+  const deadlineS = envInt(env, 'SIDECAR_PROGRESS_DEADLINE_SECONDS', 0, 0, 7 * 86400);
+  return {
+    startupGraceMs: envInt(env, 'SIDECAR_STARTUP_GRACE_SECONDS', 60, 0, 86400) * 1000,
+    cycleBudgetMs: envInt(env, 'SIDECAR_CYCLE_BUDGET_SECONDS', 30, 1, 86400) * 1000,
+    phaseBudgetsMs: {
+      ...parsePhaseBudgets(DEFAULT_PHASE_BUDGETS),
+      ...parsePhaseBudgets(envString(env, 'SIDECAR_PHASE_BUDGETS', '')),
+    },
+    defaultPhaseBudgetMs: 120_000,
+    progressDeadlineMs: deadlineS > 0 ? deadlineS * 1000 : null,
+    progressIntervals: envInt(env, 'SIDECAR_PROGRESS_INTERVALS', 6, 1, 1000),
+    defaultCheckIntervalS: 10,
+    // Three missed polls: one slow answer must not switch the progress rule off and on.
+    cfsStaleMs: Math.max(3 * cfsPollS * 1000, 5000),
+  };
+}
+
+export function configFromEnv(env: NodeJS.ProcessEnv = process.env): SidecarConfig {
+  return {
+    heartbeatPath: envString(env, 'HEARTBEAT_PATH', DEFAULT_HEARTBEAT_PATH),
+    port: envInt(env, 'HEALTH_PORT', 8081, 0, 65535),
+    host: envString(env, 'HEALTH_HOST', '0.0.0.0'),
+    evalIntervalMs: envInt(env, 'SIDECAR_EVAL_INTERVAL_MS', 1000, 50, 60_000),
+    cfsPollMs: envInt(env, 'SIDECAR_CFS_POLL_SECONDS', 10, 0, 3600) * 1000,
+    cfsTimeoutMs: envInt(env, 'SIDECAR_CFS_TIMEOUT_MS', 3000, 100, 60_000),
+    cfs: cfsClientOptionsFromEnv(env),
+    thresholds: thresholdsFromEnv(env),
+  };
+}

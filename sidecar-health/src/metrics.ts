@@ -1,0 +1,62 @@
+/** Sidecar metrics (names fixed in docs/CONTRACTS.md), on their own registry. */
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import type { CfsCache, History } from './history';
+import { REASONS, type Verdict } from './verdict';
+
+export const PROBE_PATHS = ['/livez', '/startupz', '/healthz', '/readyz', '/status', '/metrics'] as const;
+
+export class SidecarMetrics {
+  readonly registry = new Registry();
+  private readonly live: Gauge;
+  private readonly verdict: Gauge<'reason'>;
+  private readonly hbAge: Gauge;
+  private readonly hbTimestamp: Gauge;
+  private readonly hbSequence: Gauge;
+  private readonly restarts: Counter;
+  private readonly cfsReachable: Gauge;
+  private readonly pending: Gauge;
+  private readonly stall: Gauge;
+  readonly probes: Counter<'path' | 'code'>;
+  private restartsCounted = 0;
+
+  constructor(opts: { defaultMetrics?: boolean } = {}) {
+    const registers = [this.registry];
+    if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
+    this.live = new Gauge({ name: 'cfs_batcher_health_live', help: '1 when /livez answers 200', registers });
+    this.verdict = new Gauge({ name: 'cfs_batcher_health_verdict', help: '1 for the verdict reason in force, 0 for the others', labelNames: ['reason'], registers });
+    this.hbAge = new Gauge({ name: 'cfs_batcher_health_heartbeat_age_seconds', help: 'Seconds since the batcher heartbeat last advanced (NaN before the first one)', registers });
+    this.hbTimestamp = new Gauge({ name: 'cfs_batcher_health_last_heartbeat_timestamp_seconds', help: 'written_at of the newest valid heartbeat', registers });
+    this.hbSequence = new Gauge({ name: 'cfs_batcher_health_heartbeat_sequence', help: 'Sequence of the newest valid heartbeat', registers });
+    this.restarts = new Counter({ name: 'cfs_batcher_health_batcher_restarts_total', help: 'Batcher instance id changes seen by this sidecar', registers });
+    this.cfsReachable = new Gauge({ name: 'cfs_batcher_health_cfs_reachable', help: '1 when the last CFS query round succeeded', registers });
+    this.pending = new Gauge({ name: 'cfs_batcher_health_pending_components', help: '1 when at least one enabled component is pending (limit=1 query), 0 when none', registers });
+    this.stall = new Gauge({ name: 'cfs_batcher_health_pending_stall_seconds', help: 'How long components have been pending with no batcher session progress', registers });
+    this.probes = new Counter({ name: 'cfs_batcher_health_probe_requests_total', help: 'Requests to the sidecar endpoints', labelNames: ['path', 'code'], registers });
+    for (const reason of REASONS) this.verdict.set({ reason }, 0);
+    for (const g of [this.hbAge, this.hbTimestamp, this.hbSequence, this.cfsReachable, this.pending]) g.set(Number.NaN);
+    this.stall.set(0);
+    this.live.set(0);
+  }
+
+  update(v: Verdict, h: History, cfs: CfsCache): void {
+    this.live.set(v.live ? 1 : 0);
+    for (const reason of REASONS) this.verdict.set({ reason }, reason === v.reason ? 1 : 0);
+    this.hbAge.set(v.details.heartbeatAgeMs === null ? Number.NaN : v.details.heartbeatAgeMs / 1000);
+    this.hbTimestamp.set(h.lastGood ? h.lastGood.written_at_ms / 1000 : Number.NaN);
+    this.hbSequence.set(h.lastGood ? h.lastGood.sequence : Number.NaN);
+    if (h.restarts > this.restartsCounted) {
+      this.restarts.inc(h.restarts - this.restartsCounted);
+      this.restartsCounted = h.restarts;
+    }
+    const o = cfs.latest;
+    this.cfsReachable.set(o ? (o.ok ? 1 : 0) : Number.NaN);
+    const pending = cfs.lastSuccess?.pendingComponents;
+    this.pending.set(pending === undefined ? Number.NaN : pending ? 1 : 0);
+    this.stall.set(v.details.stallMs === null ? 0 : v.details.stallMs / 1000);
+  }
+
+  countProbe(path: string, code: number): void {
+    const known = (PROBE_PATHS as readonly string[]).includes(path) ? path : 'other';
+    this.probes.inc({ path: known, code: String(code) });
+  }
+}

@@ -1,0 +1,84 @@
+/** Pure: the /status document, built from the cached evaluation. Times are ISO strings, ages in seconds. */
+import type { HeartbeatReadResult } from '@cfs-batcher/shared';
+import type { Thresholds } from './config';
+import { cycleRatePerMinute, type CfsCache, type History, type Now } from './history';
+import { progressDeadlineMs, type StartupVerdict, type Verdict } from './verdict';
+
+export interface Evaluation {
+  now: Now;
+  read: HeartbeatReadResult;
+  history: History;
+  cfs: CfsCache;
+  verdict: Verdict;
+  startup: StartupVerdict;
+}
+
+const iso = (ms: number | null | undefined): string | null => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
+const sec = (ms: number | null): number | null => (ms === null ? null : Math.round(ms / 100) / 10);
+
+export function buildStatus(e: Evaluation, t: Thresholds, extra: { heartbeatPath: string; cfsPollMs: number }): Record<string, unknown> {
+  const { verdict: v, history: h, cfs, now } = e;
+  const hb = h.lastGood;
+  const o = cfs.latest;
+  const rate = cycleRatePerMinute(h);
+  return {
+    live: v.live,
+    reason: v.reason,
+    message: v.message,
+    evaluated_at: iso(now.wallMs),
+    startup: { ready: e.startup.ready, message: e.startup.message },
+    heartbeat: {
+      path: extra.heartbeatPath,
+      read: e.read.ok ? 'ok' : e.read.reason,
+      read_problem: e.read.ok ? null : e.read.detail,
+      read_failing_for_seconds: h.badRead ? sec(now.monoMs - h.badRead.sinceMono) : null,
+      age_seconds: sec(v.details.heartbeatAgeMs),
+      instance_id: hb?.instance_id ?? null,
+      pid: hb?.pid ?? null,
+      started_at: iso(hb?.started_at_ms),
+      written_at: iso(hb?.written_at_ms),
+      sequence: hb?.sequence ?? null,
+      phase: hb?.phase ?? null,
+      phase_is_wait: hb?.phase_is_wait ?? null,
+      phase_age_seconds: sec(v.details.phaseAgeMs),
+      phase_budget_seconds: sec(v.details.phaseBudgetMs),
+      cycle: hb?.cycle ?? null,
+      cycles_per_minute: rate === null ? null : Math.round(rate * 100) / 100,
+      last_cycle: hb?.last_cycle ?? null,
+      options: hb?.options ?? null,
+      disabled: hb?.disabled ?? null,
+      backoff: hb?.backoff ?? null,
+      batcher_cfs: hb?.cfs ?? null,
+      counters: hb?.counters ?? null,
+      last_batcher_session_created_at: iso(hb?.counters.last_session_created_ms),
+    },
+    cfs: {
+      polling: extra.cfsPollMs > 0,
+      reachable: o ? o.ok : null,
+      last_poll_at: iso(o?.atWall),
+      last_poll_duration_ms: o?.durationMs ?? null,
+      last_error: o && !o.ok ? (o.error ?? 'unknown error') : null,
+      last_success_at: iso(cfs.lastSuccess?.atWall),
+      pending_components: cfs.lastSuccess?.pendingComponents ?? null,
+      active_batcher_session: cfs.lastSuccess?.activeSession ?? null,
+    },
+    progress: {
+      stall_seconds: sec(v.details.stallMs),
+      deadline_seconds: sec(progressDeadlineMs(hb, t)),
+    },
+    restarts_seen: h.restarts,
+    instances_seen: h.instancesSeen,
+    sidecar_started_at: iso(h.sidecarStartWall),
+    thresholds: {
+      startup_grace_seconds: t.startupGraceMs / 1000,
+      cycle_budget_seconds: t.cycleBudgetMs / 1000,
+      freshness_limit_seconds: v.details.freshnessLimitMs / 1000,
+      silence_limit_seconds: v.details.silenceLimitMs / 1000,
+      phase_budgets_seconds: Object.fromEntries(Object.entries(t.phaseBudgetsMs).map(([k, ms]) => [k, (ms ?? 0) / 1000])),
+      default_phase_budget_seconds: t.defaultPhaseBudgetMs / 1000,
+      progress_deadline_seconds: sec(progressDeadlineMs(hb, t)),
+      progress_intervals: t.progressIntervals,
+      cfs_poll_seconds: extra.cfsPollMs / 1000,
+    },
+  };
+}

@@ -1,0 +1,190 @@
+/**
+ * The verdict: a pure function of the clock, the latest heartbeat read, the sidecar's history and the CFS cache.
+ * Every failing verdict carries a stable reason code and a sentence with the figures an admin needs.
+ */
+import { WAIT_PHASES, type Heartbeat, type HeartbeatReadResult } from '@cfs-batcher/shared';
+import type { Thresholds } from './config';
+import { usableCfs, type CfsCache, type History, type Now } from './history';
+
+export const REASONS = [
+  'ok',
+  'starting',
+  'heartbeat_missing',
+  'heartbeat_invalid',
+  'heartbeat_stale',
+  'heartbeat_not_advancing',
+  'phase_stuck',
+  'no_progress',
+] as const;
+export type Reason = (typeof REASONS)[number];
+
+export interface EvaluateInput {
+  now: Now;
+  heartbeatRead: HeartbeatReadResult;
+  history: History;
+  cfs: CfsCache;
+  thresholds: Thresholds;
+}
+
+export interface VerdictDetails {
+  heartbeatAgeMs: number | null;
+  /** Longest silence allowed in the phase in force. */
+  silenceLimitMs: number;
+  freshnessLimitMs: number;
+  phase: string | null;
+  phaseAgeMs: number | null;
+  phaseBudgetMs: number | null;
+  inStartupGrace: boolean;
+  startupGraceLeftMs: number;
+  stallMs: number | null;
+  progressDeadlineMs: number | null;
+  /** Set when the current read failed but an earlier good heartbeat still counts. */
+  readProblem: string | null;
+}
+
+export interface Verdict {
+  live: boolean;
+  reason: Reason;
+  message: string;
+  details: VerdictDetails;
+}
+
+const secs = (ms: number): string => `${Math.round(ms / 1000)} s`;
+
+/** Pure: the freshness limit from the live check interval in the heartbeat. */
+export function freshnessLimitMs(hb: Heartbeat | null, t: Thresholds): number {
+  return (hb?.options.batcher_check_interval ?? t.defaultCheckIntervalS) * 1000 + t.cycleBudgetMs;
+}
+
+/** Pure: the budget of a working phase; null for sleep (bounded by freshness) and dependency waits (exempt). */
+export function phaseBudgetMs(hb: Heartbeat, t: Thresholds): number | null {
+  if (hb.phase === 'sleep' || hb.phase_is_wait || WAIT_PHASES.has(hb.phase)) return null;
+  return t.phaseBudgetsMs[hb.phase] ?? t.defaultPhaseBudgetMs;
+}
+
+export function progressDeadlineMs(hb: Heartbeat | null, t: Thresholds): number {
+  if (t.progressDeadlineMs !== null) return t.progressDeadlineMs;
+  const interval = hb?.options.batcher_check_interval ?? t.defaultCheckIntervalS;
+  const window = hb?.options.batch_window ?? 60;
+  return (window + t.progressIntervals * interval) * 1000;
+}
+
+/** Pure: when the grace in force began: sidecar start, or the first sight of a new batcher instance. */
+function graceStartMono(h: History): number {
+  const cur = h.current;
+  return cur && !cur.initial ? Math.max(h.sidecarStartMono, cur.firstSeenMono) : h.sidecarStartMono;
+}
+
+export function evaluate(input: EvaluateInput): Verdict {
+  const { now, heartbeatRead: read, history: h, cfs, thresholds: t } = input;
+  const hb = h.lastGood;
+  const cur = h.current;
+  const freshLimit = freshnessLimitMs(hb, t);
+  const graceElapsed = now.monoMs - graceStartMono(h);
+  const inGrace = graceElapsed < t.startupGraceMs;
+  const details: VerdictDetails = {
+    heartbeatAgeMs: null,
+    silenceLimitMs: freshLimit,
+    freshnessLimitMs: freshLimit,
+    phase: hb?.phase ?? null,
+    phaseAgeMs: null,
+    phaseBudgetMs: null,
+    inStartupGrace: inGrace,
+    startupGraceLeftMs: Math.max(0, t.startupGraceMs - graceElapsed),
+    stallMs: null,
+    progressDeadlineMs: null,
+    readProblem: read.ok ? null : `${read.reason}: ${read.detail}`,
+  };
+  const fail = (reason: Reason, message: string): Verdict =>
+    inGrace
+      ? {
+          live: true,
+          reason: 'starting',
+          message: `batcher starting (startup grace ${secs(t.startupGraceMs)}, ${secs(details.startupGraceLeftMs)} left): ${message}`,
+          details,
+        }
+      : { live: false, reason, message, details };
+
+  if (!hb || !cur) {
+    const what = read.ok ? 'heartbeat not yet tracked' : read.reason === 'missing' ? read.detail : `heartbeat ${read.reason}: ${read.detail}`;
+    const since = secs(now.monoMs - h.sidecarStartMono);
+    return fail(read.ok || read.reason === 'missing' ? 'heartbeat_missing' : 'heartbeat_invalid', `no valid heartbeat for ${since} since the sidecar started (${what})`);
+  }
+
+  // Two clocks: the batcher's written_at_ms and the sidecar's own sight of the sequence advancing.
+  const writtenAge = Math.max(0, now.wallMs - hb.written_at_ms);
+  const seenAge = Math.max(0, now.monoMs - cur.advancedAtMono);
+  const silence = Math.max(writtenAge, seenAge);
+  const phaseAge = Math.max(0, now.wallMs - hb.phase_started_at_ms, now.monoMs - cur.phaseSeenMono);
+  const budget = phaseBudgetMs(hb, t);
+  const silenceLimit = budget === null ? freshLimit : Math.max(freshLimit, budget);
+  Object.assign(details, { heartbeatAgeMs: silence, silenceLimitMs: silenceLimit, phaseAgeMs: phaseAge, phaseBudgetMs: budget });
+  const phaseNote = `last phase ${hb.phase} began ${secs(phaseAge)} ago`;
+
+  if (!read.ok && silence > silenceLimit) {
+    const reason: Reason = read.reason === 'missing' ? 'heartbeat_missing' : 'heartbeat_invalid';
+    return fail(reason, `no valid heartbeat for ${secs(silence)} (limit ${secs(silenceLimit)}): ${read.reason}: ${read.detail}; ${phaseNote}`);
+  }
+  if (budget !== null && phaseAge > budget) {
+    return fail('phase_stuck', `phase ${hb.phase} began ${secs(phaseAge)} ago (budget ${secs(budget)}); last heartbeat ${secs(silence)} ago, sequence ${hb.sequence}`);
+  }
+  if (silence > silenceLimit) {
+    if (writtenAge <= silenceLimit) {
+      return fail(
+        'heartbeat_not_advancing',
+        `heartbeat rewritten without progress: sequence ${cur.maxSequence} unchanged for ${secs(seenAge)} (limit ${secs(silenceLimit)}); ${phaseNote}`,
+      );
+    }
+    return fail('heartbeat_stale', `no heartbeat for ${secs(silence)} (limit ${secs(silenceLimit)}); ${phaseNote}`);
+  }
+
+  const deadline = progressDeadlineMs(hb, t);
+  details.progressDeadlineMs = deadline;
+  if (h.stall.sinceMono !== null && usableCfs(cfs, now, t.cfsStaleMs)) {
+    const stall = now.monoMs - h.stall.sinceMono;
+    details.stallMs = stall;
+    if (stall > deadline) {
+      return fail(
+        'no_progress',
+        `components pending in CFS for ${secs(stall)} with no batcher session created or active (deadline ${secs(deadline)}); ` +
+          `batcher phase ${hb.phase}, cycle ${hb.cycle}, ${hb.counters.sessions_created_total} sessions created by this instance`,
+      );
+    }
+  }
+
+  const readNote = read.ok ? '' : `; current read failed (${read.reason}), using the heartbeat from ${secs(silence)} ago`;
+  return {
+    live: true,
+    reason: 'ok',
+    message: `batcher alive: heartbeat ${secs(silence)} ago (limit ${secs(silenceLimit)}), phase ${hb.phase} for ${secs(phaseAge)}, cycle ${hb.cycle}${readNote}`,
+    details,
+  };
+}
+
+export interface StartupVerdict {
+  ready: boolean;
+  message: string;
+}
+
+/**
+ * Pure: the startupProbe gate. Ready once the CURRENT instance (one that started within the grace, or that replaced
+ * another while the sidecar watched, recently) has a fresh heartbeat: this absorbs the stale file a previous
+ * instance left on the shared volume.
+ */
+export function evaluateStartup(v: Verdict, h: History, now: Now, t: Thresholds): StartupVerdict {
+  const hb = h.lastGood;
+  const cur = h.current;
+  if (!hb || !cur) return { ready: false, message: 'no heartbeat from the batcher yet' };
+  const fresh = v.details.heartbeatAgeMs !== null && v.details.heartbeatAgeMs <= v.details.silenceLimitMs;
+  const startedAgo = now.wallMs - hb.started_at_ms;
+  const replacedAgo = now.monoMs - cur.firstSeenMono;
+  const recent = startedAgo <= t.startupGraceMs || (!cur.initial && replacedAgo <= t.startupGraceMs);
+  if (!recent) {
+    return {
+      ready: false,
+      message: `heartbeat is from instance ${hb.instance_id} started ${secs(startedAgo)} ago (older than the startup grace ${secs(t.startupGraceMs)}): waiting for the new instance`,
+    };
+  }
+  if (!fresh) return { ready: false, message: `instance ${hb.instance_id} has no fresh heartbeat: ${v.message}` };
+  return { ready: true, message: `instance ${hb.instance_id} started ${secs(startedAgo)} ago and wrote a fresh heartbeat (sequence ${hb.sequence})` };
+}

@@ -1,0 +1,83 @@
+/** In-process simulator + real CfsClient + a batcher on a fake clock, and a log capture. */
+import { Writable } from 'node:stream';
+import winston from 'winston';
+import { createSimulator, type Simulator } from '@cfs-batcher/cfs-sim';
+import { addLogTransport, CfsClient, setLogSilent, type CfsClientOptions } from '@cfs-batcher/shared';
+import { createBatcher, type Batcher, type BatcherDeps } from '@cfs-batcher/batcher';
+import { COMMIT_A } from './fixtures';
+
+export interface LogLine {
+  level: string;
+  logger?: string;
+  message: string;
+  [k: string]: unknown;
+}
+
+/** Captures every log line as parsed JSON (console output silenced). */
+export function captureLogs(): { lines: LogLine[]; stop: () => void; has: (msg: string | RegExp, level?: string) => boolean } {
+  setLogSilent(true);
+  const lines: LogLine[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      for (const l of chunk.toString('utf8').split('\n')) if (l.trim() !== '') lines.push(JSON.parse(l) as LogLine);
+      cb();
+    },
+  });
+  const stop = addLogTransport(new winston.transports.Stream({ stream }));
+  const has = (msg: string | RegExp, level?: string) =>
+    lines.some((l) => (typeof msg === 'string' ? l.message === msg : msg.test(l.message)) && (level === undefined || l.level === level));
+  return { lines, stop, has };
+}
+
+export class FakeClock {
+  t = 1_700_000_000_000;
+  now = (): number => this.t;
+  advance(ms: number): void {
+    this.t += ms;
+  }
+}
+
+export interface Harness {
+  sim: Simulator;
+  url: string;
+  client: CfsClient;
+  clock: FakeClock;
+  batcher: Batcher;
+  close(): Promise<void>;
+}
+
+export async function startHarness(
+  opts: { clientOptions?: Partial<CfsClientOptions>; deps?: Partial<BatcherDeps>; seed?: (sim: Simulator) => void } = {},
+): Promise<Harness> {
+  const sim = createSimulator({ operator: { paused: true } });
+  opts.seed?.(sim);
+  const { url } = await sim.listen(0);
+  const client = new CfsClient({ baseUrl: url, retryBudgetMs: 0, requestTimeoutMs: 2000, connectTimeoutMs: 1000, ...opts.clientOptions });
+  const clock = new FakeClock();
+  const batcher = createBatcher({ client, clock, sleep: async () => undefined, random: () => 0.5, ...opts.deps });
+  return { sim, url, client, clock, batcher, close: () => sim.close() };
+}
+
+/** A configuration with `layers` layers (all with commit + playbook). */
+export function putConfig(sim: Simulator, name = 'cfg', layers = 1, commit = COMMIT_A): void {
+  sim.state.putConfiguration({
+    name,
+    layers: Array.from({ length: layers }, (_, i) => ({ name: `l${i}`, clone_url: `https://vcs/l${i}.git`, commit, playbook: 'site.yml' })),
+  });
+}
+
+export function putComponents(sim: Simulator, ids: string[], over: Record<string, unknown> = {}): void {
+  for (const id of ids) sim.state.putComponent({ id, desired_config: 'cfg', enabled: true, error_count: 0, state: [], tags: {}, ...over });
+}
+
+export function ids(prefix: string, n: number): string[] {
+  return Array.from({ length: n }, (_, i) => `${prefix}${String(i).padStart(3, '0')}`);
+}
+
+export function sessions(sim: Simulator) {
+  return [...sim.state.sessions.values()];
+}
+
+export function count(sim: Simulator, key: string): number {
+  return sim.stats.get(key);
+}

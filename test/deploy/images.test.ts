@@ -1,0 +1,246 @@
+/**
+ * The Dockerfiles without a docker engine: every COPY source exists (in the build context, or after `npm run build`
+ * for the paths later stages take from the build stage), .dockerignore does not hide a source, and each ENTRYPOINT
+ * starts from the repository root (the image's WORKDIR) and does its job.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { readHeartbeat } from '@cfs-batcher/shared';
+import { createSimulator, type Simulator } from '@cfs-batcher/cfs-sim';
+import { ROOT } from './manifest-helpers';
+
+interface Instruction {
+  op: string;
+  args: string;
+}
+
+/** Pure: Dockerfile text -> instructions (comments dropped, backslash continuations joined). */
+export function parseDockerfile(text: string): Instruction[] {
+  const out: Instruction[] = [];
+  let buf = '';
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    if (buf === '' && (line === '' || line.startsWith('#'))) continue;
+    if (line.endsWith('\\')) {
+      buf += `${line.slice(0, -1).trimEnd()} `;
+      continue;
+    }
+    buf += line;
+    const m = /^(\w+)\s+(.*)$/.exec(buf.trim());
+    if (m) out.push({ op: (m[1] as string).toUpperCase(), args: m[2] as string });
+    buf = '';
+  }
+  return out;
+}
+
+/** Pure: does a .dockerignore pattern list exclude `rel`? (The subset of the syntax this repo uses.) */
+export function dockerIgnored(patterns: string[], rel: string): boolean {
+  let ignored = false;
+  for (const p of patterns) {
+    const negate = p.startsWith('!');
+    const pat = negate ? p.slice(1) : p;
+    const re = new RegExp(
+      `^${pat
+        .replace(/[.+^${}()|[\]]/g, '\\$&')
+        .replace(/\*\*\//g, '(?:.*/)?')
+        .replace(/\*/g, '[^/]*')}(?:/.*)?$`,
+    );
+    if (re.test(rel)) ignored = !negate;
+  }
+  return ignored;
+}
+
+const ignorePatterns = readFileSync(path.join(ROOT, '.dockerignore'), 'utf8')
+  .split('\n')
+  .map((l) => l.trim())
+  .filter((l) => l !== '' && !l.startsWith('#'));
+
+const images = [
+  { file: 'Dockerfile.batcher', entry: 'batcher/dist/main.js' },
+  { file: 'Dockerfile.sidecar', entry: 'sidecar-health/dist/main.js' },
+];
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const a = s.address();
+      s.close(() => resolve(typeof a === 'object' && a ? a.port : 0));
+    });
+  });
+}
+
+async function until<T>(what: string, deadlineMs: number, fn: () => Promise<T | null>): Promise<T> {
+  const end = Date.now() + deadlineMs;
+  for (let i = 0; i < 1000 && Date.now() < end; i++) {
+    const v = await fn();
+    if (v !== null) return v;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+function get(port: number, p: string): Promise<number | null> {
+  return new Promise((resolve) => {
+    const req = http.get({ host: '127.0.0.1', port, path: p, timeout: 1000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? null);
+    });
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => resolve(null));
+  });
+}
+
+/** Spawns the image's ENTRYPOINT from the repo root; `node` (any path) becomes this Node binary. */
+function spawnEntrypoint(entrypoint: string[], env: NodeJS.ProcessEnv, logs: string[]): ChildProcess {
+  const [bin, ...args] = entrypoint;
+  const cmd = path.basename(bin ?? '') === 'node' ? process.execPath : (bin as string);
+  const child = spawn(cmd, args, { cwd: ROOT, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout?.on('data', (d: Buffer) => logs.push(d.toString()));
+  child.stderr?.on('data', (d: Buffer) => logs.push(d.toString()));
+  return child;
+}
+
+async function stopChild(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  child.kill('SIGTERM');
+  const t = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  const code = await exited;
+  clearTimeout(t);
+  return code;
+}
+
+describe.each(images)('$file', ({ file, entry }) => {
+  const instructions = parseDockerfile(readFileSync(path.join(ROOT, file), 'utf8'));
+  const froms = instructions.filter((i) => i.op === 'FROM');
+  const entrypoint = JSON.parse(instructions.filter((i) => i.op === 'ENTRYPOINT').pop()?.args ?? 'null') as string[] | null;
+
+  it('is multi-stage, installs with npm ci, keeps production dependencies only, runs as uid 65532', () => {
+    expect(froms.length).toBeGreaterThanOrEqual(2);
+    const runs = instructions.filter((i) => i.op === 'RUN').map((i) => i.args);
+    expect(runs.some((r) => /npm ci\b/.test(r) && !/--omit=dev/.test(r))).toBe(true);
+    expect(runs.some((r) => /npm ci\b.*--omit=dev/.test(r))).toBe(true);
+    const lastFrom = instructions.lastIndexOf(froms[froms.length - 1]!);
+    const runtime = instructions.slice(lastFrom);
+    expect(runtime.filter((i) => i.op === 'RUN')).toEqual([]); // no shell needed at run time
+    expect(runtime.find((i) => i.op === 'USER')?.args).toBe('65532:65532');
+    const args = Object.fromEntries(
+      instructions.filter((i) => i.op === 'ARG').map((i) => i.args.split('=') as [string, string]),
+    );
+    expect(args.RUNTIME_IMAGE).toMatch(/distroless\/nodejs20/);
+    expect(args.BUILD_IMAGE).toMatch(/^node:20/);
+  });
+
+  it('copies the package.json of every workspace before npm ci', () => {
+    const rootPkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { workspaces: string[] };
+    const firstCi = instructions.findIndex((i) => i.op === 'RUN' && /npm ci/.test(i.args));
+    const copiedBefore = instructions.slice(0, firstCi).filter((i) => i.op === 'COPY').map((i) => i.args);
+    for (const ws of rootPkg.workspaces) expect(copiedBefore).toContain(`${ws}/package.json ${ws}/`);
+    expect(copiedBefore.some((a) => a.startsWith('package.json package-lock.json'))).toBe(true);
+  });
+
+  it('every COPY source exists (context sources now, build-stage outputs after npm run build) and is not dockerignored', () => {
+    const missing: string[] = [];
+    for (const i of instructions.filter((x) => x.op === 'COPY')) {
+      const words = i.args.split(/\s+/);
+      const from = words.find((w) => w.startsWith('--from='));
+      const paths = words.filter((w) => !w.startsWith('--'));
+      const sources = paths.slice(0, -1);
+      for (const src of sources) {
+        const rel = from ? path.relative('/app', src) : src.replace(/\/$/, '');
+        if (!existsSync(path.join(ROOT, rel))) missing.push(`${i.args} (${rel})`);
+        if (!from && dockerIgnored(ignorePatterns, rel)) missing.push(`${rel} is excluded by .dockerignore`);
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+
+  it('has an exec-form ENTRYPOINT running the built program', () => {
+    expect(entrypoint).not.toBeNull();
+    expect(path.basename(entrypoint![0]!)).toBe('node');
+    expect(entrypoint![1]).toBe(entry);
+    expect(existsSync(path.join(ROOT, entry))).toBe(true);
+  });
+});
+
+describe('ENTRYPOINTs start', () => {
+  const children: ChildProcess[] = [];
+  const dirs: string[] = [];
+  let sim: Simulator | null = null;
+  afterEach(async () => {
+    for (const c of children.splice(0)) await stopChild(c);
+    if (sim) await sim.close();
+    sim = null;
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+
+  function entrypointOf(file: string): string[] {
+    const ins = parseDockerfile(readFileSync(path.join(ROOT, file), 'utf8'));
+    return JSON.parse(ins.filter((i) => i.op === 'ENTRYPOINT').pop()!.args) as string[];
+  }
+
+  it('the sidecar answers /healthz and stops on SIGTERM', async () => {
+    const port = await freePort();
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'sidecar-entry-'));
+    dirs.push(dir);
+    const logs: string[] = [];
+    const child = spawnEntrypoint(
+      entrypointOf('Dockerfile.sidecar'),
+      { HEALTH_PORT: String(port), HEARTBEAT_PATH: path.join(dir, 'heartbeat.json'), SIDECAR_CFS_POLL_SECONDS: '0', OTEL_SDK_DISABLED: 'true' },
+      logs,
+    );
+    children.push(child);
+    const status = await until('sidecar /healthz', 20_000, async () => {
+      if (child.exitCode !== null) throw new Error(`sidecar exited ${child.exitCode}: ${logs.join('')}`);
+      return (await get(port, '/healthz')) === 200 ? 200 : null;
+    });
+    expect(status).toBe(200);
+    expect(await get(port, '/livez')).toEqual(expect.any(Number));
+    children.pop();
+    expect(await stopChild(child)).toBe(0);
+  });
+
+  it('the batcher writes a heartbeat against an in-process simulator and stops on SIGTERM', async () => {
+    sim = createSimulator({ scenario: path.join(ROOT, 'cfs-sim', 'scenarios', 'demo.json') });
+    const { url } = await sim.listen(0, '127.0.0.1');
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'batcher-entry-'));
+    dirs.push(dir);
+    const hbPath = path.join(dir, 'heartbeat.json');
+    const logs: string[] = [];
+    const child = spawnEntrypoint(
+      entrypointOf('Dockerfile.batcher'),
+      { CFS_API_URL: url, HEARTBEAT_PATH: hbPath, METRICS_PORT: '0', OTEL_SDK_DISABLED: 'true' },
+      logs,
+    );
+    children.push(child);
+    const hb = await until('a heartbeat from the batcher', 30_000, async () => {
+      if (child.exitCode !== null) throw new Error(`batcher exited ${child.exitCode}: ${logs.join('').slice(-2000)}`);
+      const r = await readHeartbeat(hbPath);
+      return r.ok && r.heartbeat.pid === child.pid && r.heartbeat.phase !== 'starting' ? r.heartbeat : null;
+    });
+    expect(hb.pid).toBe(child.pid);
+    children.pop();
+    expect(await stopChild(child)).toBe(0);
+  });
+});
+
+describe('dockerfile helpers', () => {
+  it('parses continuations and skips comments', () => {
+    expect(parseDockerfile('# c\nFROM a AS b\nRUN x \\\n  y\n')).toEqual([
+      { op: 'FROM', args: 'a AS b' },
+      { op: 'RUN', args: 'x y' },
+    ]);
+  });
+  it('applies .dockerignore patterns', () => {
+    expect(dockerIgnored(['**/dist'], 'batcher/dist')).toBe(true);
+    expect(dockerIgnored(['**/dist'], 'batcher/src')).toBe(false);
+    expect(dockerIgnored(['test'], 'test/deploy/x.ts')).toBe(true);
+    expect(dockerIgnored(['*.log', '!keep.log'], 'keep.log')).toBe(false);
+  });
+});

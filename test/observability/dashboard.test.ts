@@ -1,0 +1,164 @@
+/**
+ * The Grafana dashboard ConfigMap: provisioning labels, dashboard essentials, the panels the issue asks for, and every
+ * query naming only metrics the programs really export (their registries' /metrics output) or kube-state-metrics.
+ * Also `promtool check metrics` on both programs' /metrics output, and the kustomization listing both manifests.
+ */
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import YAML from 'yaml';
+import { createMetrics } from '@cfs-batcher/batcher';
+import { SidecarMetrics } from '@cfs-batcher/sidecar-health';
+import {
+  EXTERNAL_METRICS,
+  REPO,
+  catalogueMetricNames,
+  checkMetrics,
+  exposedMetrics,
+  inCatalogue,
+  metricNamesInExpr,
+  selectableNames,
+} from './promql';
+
+const OBS_DIR = path.join(REPO, 'manifests', 'base', 'observability');
+
+interface Panel {
+  id: number;
+  type: string;
+  title: string;
+  datasource?: { type: string; uid: string };
+  gridPos: { h: number; w: number; x: number; y: number };
+  targets?: { refId: string; expr: string; legendFormat?: string }[];
+}
+interface Dashboard {
+  uid: string;
+  title: string;
+  schemaVersion: number;
+  templating: { list: { name: string; type: string; query?: unknown }[] };
+  panels: Panel[];
+}
+
+const configMap = YAML.parse(readFileSync(path.join(OBS_DIR, 'dashboard-configmap.yaml'), 'utf8')) as {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; labels: Record<string, string> };
+  data: Record<string, string>;
+};
+
+function dashboard(): Dashboard {
+  return JSON.parse(configMap.data['cfs-batcher.json'] ?? 'null') as Dashboard;
+}
+
+function queries(d: Dashboard): { panel: string; expr: string }[] {
+  return d.panels.flatMap((p) => (p.targets ?? []).map((t) => ({ panel: p.title, expr: t.expr })));
+}
+
+/** The two programs' /metrics text, from the registries their main() serves (a few series filled in). */
+async function expositions(): Promise<{ batcher: string; sidecar: string }> {
+  const b = createMetrics({ version: '0.0.0-test' });
+  b.observeRequest({ method: 'GET', route: '/v3/components', status: '200', durationMs: 12 });
+  b.observeRequest({ method: 'GET', route: '/v3/sessions/{session_name}', status: '404', durationMs: 3 });
+  b.cycles.inc({ outcome: 'ok' });
+  b.cycleDuration.observe(0.4);
+  b.sessionCreateFailures.inc({ reason: 'http_400' });
+  b.sessionsCompleted.inc({ result: 'succeeded' });
+  const s = new SidecarMetrics();
+  s.countProbe('/livez', 200);
+  return { batcher: await b.registry.metrics(), sidecar: await s.registry.metrics() };
+}
+
+describe('dashboard ConfigMap', () => {
+  test('is a ConfigMap the Grafana sidecar provisions', () => {
+    expect(configMap.apiVersion).toBe('v1');
+    expect(configMap.kind).toBe('ConfigMap');
+    expect(configMap.metadata.labels.grafana_dashboard).toBe('1');
+    expect(Object.keys(configMap.data)).toEqual(['cfs-batcher.json']);
+  });
+
+  test('holds a dashboard with a stable uid, a Prometheus data source variable and laid-out panels', () => {
+    const d = dashboard();
+    expect(d.uid).toBe('cfs-batcher');
+    expect(d.title).toBe('CFS batcher');
+    expect(d).not.toHaveProperty('id'); // provisioned dashboards must not carry a database id
+    expect(d.templating.list.find((v) => v.name === 'datasource')).toMatchObject({ type: 'datasource', query: 'prometheus' });
+    const ids = d.panels.map((p) => p.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const p of d.panels) {
+      expect(p.gridPos.w).toBeGreaterThan(0);
+      expect(p.gridPos.x + p.gridPos.w).toBeLessThanOrEqual(24);
+      if (p.type !== 'row') {
+        expect([p.title, p.datasource?.uid]).toEqual([p.title, '${datasource}']);
+        expect([p.title, (p.targets ?? []).length > 0]).toEqual([p.title, true]);
+      }
+    }
+  });
+
+  test('has the panels the issue asks for', () => {
+    const byTitle = new Map(dashboard().panels.map((p) => [p.title, p]));
+    const exprsOf = (title: string): string => (byTitle.get(title)?.targets ?? []).map((t) => t.expr).join('\n');
+    expect(exprsOf('Heartbeat age')).toContain('cfs_batcher_health_last_heartbeat_timestamp_seconds');
+    expect(exprsOf('Cycle duration')).toContain('cfs_batcher_cycle_duration_seconds_bucket');
+    expect(exprsOf('Sessions by result')).toContain('cfs_batcher_sessions_completed_total');
+    expect(exprsOf('Pending components and batches')).toContain('cfs_batcher_pending_components');
+    expect(exprsOf('CFS errors')).toContain('cfs_batcher_cfs_requests_total');
+    expect(exprsOf('Restarts (1h)')).toContain('kube_pod_container_status_restarts_total');
+    expect(exprsOf('Restarts (1h)')).toContain('cfs_batcher_health_batcher_restarts_total');
+  });
+
+  test('every query names metrics in the CONTRACTS.md catalogue', () => {
+    const catalogue = catalogueMetricNames();
+    const unknown = queries(dashboard()).flatMap((q) =>
+      metricNamesInExpr(q.expr)
+        .filter((n) => !inCatalogue(n, catalogue) && !EXTERNAL_METRICS.has(n))
+        .map((n) => `${q.panel}: ${n}`),
+    );
+    expect(unknown).toEqual([]);
+  });
+
+  test('every query names metrics the batcher and sidecar really export', async () => {
+    const { batcher, sidecar } = await expositions();
+    const real = selectableNames([...exposedMetrics(batcher), ...exposedMetrics(sidecar)]);
+    const unknown = queries(dashboard()).flatMap((q) => {
+      const names = metricNamesInExpr(q.expr);
+      expect([q.expr, names.length > 0]).toEqual([q.expr, true]);
+      return names.filter((n) => !real.has(n) && !EXTERNAL_METRICS.has(n)).map((n) => `${q.panel}: ${n}`);
+    });
+    expect(unknown).toEqual([]);
+  });
+});
+
+describe('the programs\' /metrics output', () => {
+  test('exports every metric of the CONTRACTS.md catalogue', async () => {
+    const { batcher, sidecar } = await expositions();
+    const real = selectableNames([...exposedMetrics(batcher), ...exposedMetrics(sidecar)]);
+    const missing = [...catalogueMetricNames()].filter((n) => !real.has(n));
+    expect(missing).toEqual([]);
+  });
+
+  test.each(['batcher', 'sidecar'] as const)('promtool check metrics passes on the %s output', async (which) => {
+    const text = (await expositions())[which];
+    const r = checkMetrics(text);
+    expect(r.problems).toEqual([]);
+    expect([0, 3]).toContain(r.status); // 3 = only lint findings, all of them known prom-client default names
+  });
+
+  test('promtool check metrics reports a badly named metric (the check can fail)', () => {
+    const r = checkMetrics('# HELP bad_counter A counter\n# TYPE bad_counter counter\nbad_counter 1\n');
+    expect(r.problems.join('\n')).toContain('bad_counter');
+  });
+});
+
+describe('kustomization', () => {
+  test('lists the PrometheusRule and the dashboard ConfigMap', () => {
+    const k = YAML.parse(readFileSync(path.join(OBS_DIR, 'kustomization.yaml'), 'utf8')) as { resources: string[] };
+    expect(k.resources.sort()).toEqual(['dashboard-configmap.yaml', 'prometheusrule.yaml']);
+  });
+
+  test('renders with kubectl kustomize when kubectl is installed', () => {
+    const r = spawnSync('kubectl', ['kustomize', OBS_DIR], { encoding: 'utf8', timeout: 60_000 });
+    if (r.error) return; // kubectl is optional here; the YAML checks above still ran
+    expect(r.status).toBe(0);
+    const kinds = YAML.parseAllDocuments(r.stdout).map((d) => (d.toJSON() as { kind: string }).kind);
+    expect(kinds.sort()).toEqual(['ConfigMap', 'PrometheusRule']);
+  });
+});

@@ -1,0 +1,283 @@
+/**
+ * Traces end to end: the built batcher (`node batcher/dist/main.js`, auto-instrumentation only works outside jest)
+ * runs real cycles against the in-process simulator and exports OTLP/JSON to an in-process receiver on 127.0.0.1.
+ * Checks span names, parentage, attributes, the W3C traceparent CFS receives, a CFS 404 as an error span, the
+ * untraced /metrics scrape, `promtool check metrics` on the live /metrics, and that a dead collector changes nothing.
+ * Needs `npm run build` first (npm test does it).
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import express from 'express';
+import { createSimulator, type Simulator } from '@cfs-batcher/cfs-sim';
+import { setLogSilent } from '@cfs-batcher/shared';
+import { freePort } from '../helpers/ports';
+import { killAll, spawnNode, type Proc } from '../helpers/proc';
+import { makeTempDir } from '../helpers/tmp';
+import { waitFor } from '../helpers/wait';
+import { REPO, checkMetrics } from './promql';
+
+interface OtlpValue {
+  stringValue?: string;
+  intValue?: number | string;
+  doubleValue?: number;
+  boolValue?: boolean;
+}
+interface OtlpSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  kind: number;
+  attributes?: { key: string; value: OtlpValue }[];
+  status?: { code?: number; message?: string };
+  events?: { name: string }[];
+}
+interface Span {
+  traceId: string;
+  spanId: string;
+  parent: string;
+  name: string;
+  kind: number;
+  attrs: Record<string, string | number | boolean | undefined>;
+  statusCode: number;
+  events: string[];
+  resource: Record<string, string | number | boolean | undefined>;
+}
+
+const SPAN_KIND_CLIENT = 3;
+const STATUS_ERROR = 2;
+const BATCHER_MAIN = path.join(REPO, 'batcher', 'dist', 'main.js');
+
+function value(v: OtlpValue): string | number | boolean | undefined {
+  if (v.stringValue !== undefined) return v.stringValue;
+  if (v.intValue !== undefined) return Number(v.intValue);
+  return v.doubleValue ?? v.boolValue;
+}
+function attrMap(list: { key: string; value: OtlpValue }[] | undefined): Span['attrs'] {
+  return Object.fromEntries((list ?? []).map((a) => [a.key, value(a.value)]));
+}
+
+/** An OTLP/HTTP JSON receiver: POST /v1/traces, spans flattened with their resource. */
+async function startReceiver(): Promise<{ url: string; spans: Span[]; posts: string[]; close: () => Promise<void> }> {
+  const spans: Span[] = [];
+  const posts: string[] = [];
+  const app = express();
+  app.use(express.json({ limit: '20mb' }));
+  app.post(/.*/, (req, res) => {
+    posts.push(req.path);
+    const body = req.body as { resourceSpans?: { resource?: { attributes?: { key: string; value: OtlpValue }[] }; scopeSpans?: { spans?: OtlpSpan[] }[] }[] };
+    for (const rs of body.resourceSpans ?? []) {
+      const resource = attrMap(rs.resource?.attributes);
+      for (const ss of rs.scopeSpans ?? []) {
+        for (const s of ss.spans ?? []) {
+          spans.push({
+            traceId: s.traceId,
+            spanId: s.spanId,
+            parent: s.parentSpanId ?? '',
+            name: s.name,
+            kind: s.kind,
+            attrs: attrMap(s.attributes),
+            statusCode: s.status?.code ?? 0,
+            events: (s.events ?? []).map((e) => e.name),
+            resource,
+          });
+        }
+      }
+    }
+    res.json({});
+  });
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise<void>((r) => server.once('listening', () => r()));
+  const port = (server.address() as AddressInfo).port;
+  return { url: `http://127.0.0.1:${port}`, spans, posts, close: () => new Promise((r) => server.close(() => r())) };
+}
+
+/** The simulator behind a front server that records each request's traceparent header. */
+async function startCfs(): Promise<{ sim: Simulator; url: string; seen: { method: string; url: string; traceparent?: string }[]; close: () => Promise<void> }> {
+  const scenario = JSON.parse(readFileSync(path.join(REPO, 'cfs-sim', 'scenarios', 'demo.json'), 'utf8')) as Record<string, unknown>;
+  scenario.options = { ...(scenario.options as object), batcher_check_interval: 1, batch_window: 1 };
+  const sim = createSimulator({ scenario: scenario as never });
+  await sim.listen(0, '127.0.0.1'); // starts the operator; requests arrive through the front server below
+  const seen: { method: string; url: string; traceparent?: string }[] = [];
+  const front = http.createServer((req, res) => {
+    if (seen.length < 10_000) seen.push({ method: req.method ?? '', url: req.url ?? '', traceparent: req.headers.traceparent as string | undefined });
+    sim.app(req, res);
+  });
+  await new Promise<void>((r) => front.listen(0, '127.0.0.1', () => r()));
+  const port = (front.address() as AddressInfo).port;
+  return {
+    sim,
+    url: `http://127.0.0.1:${port}/v3`,
+    seen,
+    close: async () => {
+      front.closeAllConnections();
+      await new Promise<void>((r) => front.close(() => r()));
+      await sim.close();
+    },
+  };
+}
+
+function batcherEnv(cfsUrl: string, otlp: string, heartbeatDir: string, metricsPort: number): Record<string, string | undefined> {
+  return {
+    OTEL_SDK_DISABLED: undefined, // the e2e helpers turn tracing off by default
+    OTEL_EXPORTER_OTLP_ENDPOINT: otlp,
+    OTEL_BSP_SCHEDULE_DELAY: '200',
+    CFS_API_URL: cfsUrl,
+    CFS_RETRY_BUDGET_MS: '2000',
+    HEARTBEAT_PATH: path.join(heartbeatDir, 'heartbeat.json'),
+    METRICS_PORT: String(metricsPort),
+    POD_NAME: 'cfs-batcher-e2e-0',
+    POD_NAMESPACE: 'services',
+    CONTAINER_NAME: 'cfs-batcher',
+  };
+}
+
+async function scrape(port: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    http
+      .get({ host: '127.0.0.1', port, path: '/metrics', timeout: 5000 }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => resolve(body));
+      })
+      .on('error', reject);
+  });
+}
+
+beforeAll(() => {
+  setLogSilent(true); // the in-process simulator's own log lines
+  if (!existsSync(BATCHER_MAIN)) throw new Error(`${BATCHER_MAIN} is missing: run npm run build first`);
+});
+afterAll(async () => {
+  await killAll();
+  setLogSilent(false);
+});
+
+describe('batcher traces', () => {
+  const tmp = makeTempDir('traces');
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let cfs: Awaited<ReturnType<typeof startCfs>>;
+  let batcher: Proc | undefined;
+  let metricsText = '';
+
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    cfs = await startCfs();
+    // the first options read fails like a deleted resource: it must show up as an error span with URL and status
+    cfs.sim.faults.add({ match: 'GET /v3/options', action: { type: 'status', status: 404 }, scope: { times: 1 } });
+    const metricsPort = await freePort();
+    batcher = spawnNode({ name: 'batcher', script: 'batcher/dist/main.js', env: batcherEnv(cfs.url, receiver.url, tmp.dir, metricsPort) });
+    await waitFor(() => cfs.sim.history.all().length > 0 || !batcher!.alive, { timeoutMs: 40_000, what: 'a session created by the batcher' });
+    if (!batcher.alive) throw new Error(`batcher exited early:\n${batcher.tail()}`);
+    metricsText = await scrape(metricsPort);
+    const exit = await batcher.stop(10_000);
+    expect(exit.code).toBe(0);
+    // shutdown flushes: everything the batcher traced has arrived once it exited
+    await waitFor(() => receiver.spans.some((s) => s.name === 'batcher.session.create'), { timeoutMs: 5000, what: 'the session span' });
+  }, 90_000);
+
+  afterAll(async () => {
+    await batcher?.stop(3000);
+    await cfs?.close();
+    await receiver?.close();
+    tmp.cleanup();
+  });
+
+  const named = (name: string): Span[] => receiver.spans.filter((s) => s.name === name);
+  const byId = (id: string): Span | undefined => receiver.spans.find((s) => s.spanId === id);
+
+  test('only traces are exported (no OTLP metrics or logs), with the service and pod resource', () => {
+    expect(new Set(receiver.posts)).toEqual(new Set(['/v1/traces']));
+    const r = named('batcher.cycle')[0]?.resource;
+    expect(r).toMatchObject({
+      'service.name': 'cfs-batcher',
+      'k8s.pod.name': 'cfs-batcher-e2e-0',
+      'k8s.namespace.name': 'services',
+      'k8s.container.name': 'cfs-batcher',
+    });
+    expect(typeof r?.['service.version']).toBe('string');
+  });
+
+  test('each cycle is a root span with phase children', () => {
+    const cycles = named('batcher.cycle');
+    expect(cycles.length).toBeGreaterThan(0);
+    for (const c of cycles) expect(c.parent).toBe('');
+    const cycleIds = new Set(cycles.map((c) => c.spanId));
+    for (const phase of ['batcher.options', 'batcher.check_sessions', 'batcher.collect', 'batcher.send']) {
+      const spans = named(phase);
+      expect([phase, spans.length > 0]).toEqual([phase, true]);
+      for (const s of spans) expect([phase, cycleIds.has(s.parent)]).toEqual([phase, true]);
+    }
+  });
+
+  test('a created session has its span under the send phase, with attributes, and its POST carries traceparent to CFS', () => {
+    const created = new Map(cfs.sim.history.all().map((h) => [h.name, h]));
+    const sessionSpans = named('batcher.session.create').filter((s) => created.has(String(s.attrs['cfs.session.name'])));
+    expect(sessionSpans.length).toBeGreaterThan(0);
+    const s = sessionSpans[0]!;
+    const session = created.get(String(s.attrs['cfs.session.name']))!;
+    expect(byId(s.parent)?.name).toBe('batcher.send');
+    expect(s.attrs['cfs.configuration.name']).toBe(session.configuration);
+    expect(s.attrs['cfs.batch.size']).toBe(session.hosts.length);
+    expect(s.attrs['cfs.session.limit']).toBe(session.configuration_limit);
+    const post = receiver.spans.find((x) => x.parent === s.spanId && x.kind === SPAN_KIND_CLIENT);
+    expect(post?.attrs['http.request.method']).toBe('POST');
+    expect(String(post?.attrs['url.full'])).toMatch(/\/v3\/sessions$/);
+    const sent = cfs.seen.filter((r) => r.method === 'POST' && r.url.startsWith('/v3/sessions'));
+    expect(sent.map((r) => r.traceparent)).toContain(`00-${post!.traceId}-${post!.spanId}-01`);
+  });
+
+  test('every CFS request made inside a cycle is a client span of that trace', () => {
+    const clients = receiver.spans.filter((s) => s.kind === SPAN_KIND_CLIENT);
+    expect(clients.length).toBeGreaterThan(3);
+    const traced = cfs.seen.filter((r) => r.traceparent).length;
+    expect(traced).toBeGreaterThan(0);
+    for (const c of clients) expect(String(c.attrs['url.full'])).toContain('/v3/');
+  });
+
+  test('the CFS 404 is an error client span with URL and status, under an error phase span', () => {
+    const failed = receiver.spans.find((s) => s.kind === SPAN_KIND_CLIENT && s.attrs['http.response.status_code'] === 404);
+    expect(failed).toBeDefined();
+    expect(failed!.statusCode).toBe(STATUS_ERROR);
+    expect(String(failed!.attrs['url.full'])).toMatch(/\/v3\/options/);
+    const phase = byId(failed!.parent);
+    expect(phase?.name).toBe('batcher.options');
+    expect(phase?.statusCode).toBe(STATUS_ERROR);
+    expect(phase?.events).toContain('exception');
+  });
+
+  test('the /metrics scrape is not traced and its output passes promtool check metrics', () => {
+    expect(receiver.spans.filter((s) => String(s.attrs['url.path'] ?? s.attrs['http.route'] ?? '') === '/metrics')).toEqual([]);
+    expect(metricsText).toContain('cfs_batcher_cycles_total');
+    expect(metricsText).toMatch(/cfs_batcher_cfs_requests_total\{[^}]*status="404"/);
+    expect(checkMetrics(metricsText).problems).toEqual([]);
+  });
+});
+
+describe('an unreachable collector', () => {
+  const tmp = makeTempDir('traces-dead');
+  afterAll(() => tmp.cleanup());
+
+  test('does not stop the batcher creating sessions, and SIGTERM still exits cleanly', async () => {
+    const cfs = await startCfs();
+    try {
+      const dead = await freePort(); // nothing listens there
+      const batcher = spawnNode({
+        name: 'batcher-dead-otlp',
+        script: 'batcher/dist/main.js',
+        env: batcherEnv(cfs.url, `http://127.0.0.1:${dead}`, tmp.dir, await freePort()),
+      });
+      await waitFor(() => cfs.sim.history.all().length > 0 || !batcher.alive, { timeoutMs: 40_000, what: 'a session with no collector' });
+      expect([batcher.alive, batcher.alive ? '' : batcher.tail()]).toEqual([true, '']);
+      const exit = await batcher.stop(10_000);
+      expect(exit.code).toBe(0);
+      const errors = batcher.lines.filter((l) => l.json?.level === 'ERROR');
+      expect(errors.map((l) => l.text)).toEqual([]);
+    } finally {
+      await cfs.close();
+    }
+  }, 60_000);
+});
