@@ -64,7 +64,7 @@ export const ATTR = {
 } as const;
 
 /** Incoming paths never traced: probes and scrapes arrive every few seconds and carry no information. */
-export const UNTRACED_PATHS: readonly string[] = ['/livez', '/healthz', '/readyz', '/metrics'];
+export const UNTRACED_PATHS: readonly string[] = ['/livez', '/startupz', '/healthz', '/readyz', '/metrics'];
 
 /** Bounds that keep a dead collector harmless (each can still be overridden by its OTEL_* variable). */
 export const TELEMETRY_DEFAULTS = {

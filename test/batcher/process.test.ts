@@ -137,3 +137,15 @@ it('a bad environment value exits non-zero with the reason', async () => {
   expect(code).not.toBe(0);
   expect(run.out()).toContain('METRICS_PORT');
 });
+
+it.each([
+  ['throw', 'uncaughtException'],
+  ['reject', 'unhandledRejection'],
+])('an %s inside the loop (test fault) is logged with its stack and exits non-zero', async (fault, cause) => {
+  const run = start({ NODE_ENV: 'test', BATCHER_TEST_FAULT: fault, BATCHER_TEST_FAULT_AFTER_CYCLES: '1' });
+  const { code } = await withDeadline(run.exited, 10_000);
+  expect(code).not.toBe(0);
+  const line = jsonLines(run.out()).find((l) => l.message === 'Unexpected error occurred');
+  expect(line).toMatchObject({ level: 'ERROR', cause, logger: 'batcher.__main__' });
+  expect(String(line?.stack)).toContain('TEST FAULT');
+});

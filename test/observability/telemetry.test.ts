@@ -90,6 +90,7 @@ describe('pure helpers', () => {
     expect(isUntracedPath('/livez')).toBe(true);
     expect(isUntracedPath('/metrics?x=1')).toBe(true);
     expect(isUntracedPath('/readyz')).toBe(true);
+    expect(isUntracedPath('/startupz')).toBe(true);
     expect(isUntracedPath('/status')).toBe(false);
     expect(isUntracedPath('/v3/sessions')).toBe(false);
     expect(isUntracedPath(undefined)).toBe(false);
