@@ -107,6 +107,11 @@ const PHASE_LOGGER: Partial<Record<Phase, typeof logMain>> = {
   send: logSessions,
 };
 
+/** Extra minutes on the complete-sessions max_age window (clock skew between us and CFS). */
+const COMPLETE_LIST_MARGIN_MIN = 15;
+
+type PatchItem = { id: string; patch: Parameters<CfsApi['patchComponent']>[1] };
+
 /** Phase -> span name (docs/CONTRACTS.md, "Traces"). */
 const PHASE_SPAN: Partial<Record<Phase, string>> = {
   options: SPAN.options,
@@ -210,15 +215,17 @@ export class Batcher {
     await this.heartbeat.stamp('stopping');
   }
 
-  /** Sleeps in steps; wait phases stamp the heartbeat at every step so the sidecar sees the loop is alive. */
+  /**
+   * Sleeps `ms`; wait phases sleep in steps and stamp the heartbeat after each so the sidecar sees the loop alive.
+   * The step count comes from `ms`, not the clock, so an injected sleep that does not advance time cannot spin.
+   */
   private async wait(phase: Phase, ms: number, signal: AbortSignal): Promise<void> {
     await this.heartbeat.stamp(phase);
-    const end = this.now() + ms;
     const stamping = phase === 'waiting_for_cfs' || phase === 'backoff';
-    for (let i = 0; i < 1_000_000 && !signal.aborted; i++) {
-      const remaining = end - this.now();
-      if (remaining <= 0) return;
-      await this.sleep(stamping ? Math.min(this.cfg.waitStepMs, remaining) : remaining, signal);
+    const step = stamping ? Math.max(1, this.cfg.waitStepMs) : Math.max(1, ms);
+    const steps = Math.max(1, Math.ceil(ms / step));
+    for (let i = 0; i < steps && !signal.aborted; i++) {
+      await this.sleep(Math.min(step, ms - i * step), signal);
       if (stamping && !signal.aborted) await this.heartbeat.stamp(phase);
     }
   }
@@ -416,9 +423,11 @@ export class Batcher {
   // ---- check_status ---------------------------------------------------------------------------------------------
 
   /**
-   * Follows active sessions with two paged lists (pending, running) instead of one GET per session. A tracked
-   * session in neither list has finished or was deleted: one GET tells which (404 = deleted). That GET also guards
-   * against a list that does not yet show a session: nothing is released on absence alone.
+   * Follows active sessions with paged lists instead of one GET per session: pending and running every cycle, and
+   * complete (limited by max_age to the time our oldest session has been tracked, plus a margin) only when some
+   * tracked session is in neither. A session still unseen has finished long ago or was deleted: one GET tells
+   * which (404 = deleted). That GET is also the guard against a list that does not show a session yet: nothing is
+   * released on absence alone.
    */
   private async checkStatus(signal?: AbortSignal): Promise<void> {
     logBatch.debug('Checking batch session status');
@@ -426,18 +435,26 @@ export class Batcher {
     if (active.length === 0) return;
     const listed = new Map<string, CfsSession>();
     const unreadable = new Set<string>();
-    for (const status of ['pending', 'running'] as const) {
-      for await (const page of this.client.listSessions({ name_contains: SESSION_PREFIX, status }, { signal })) {
+    const list = async (filter: Parameters<CfsApi['listSessions']>[0]): Promise<void> => {
+      for await (const page of this.client.listSessions(filter, { signal })) {
         for (const s of page.sessions) listed.set(s.name, s);
         for (const r of page.invalid) if (r.id) unreadable.add(r.id);
         this.reportInvalid(logSessions, 'session', page.invalid);
       }
+    };
+    await list({ name_contains: SESSION_PREFIX, status: 'pending' });
+    await list({ name_contains: SESSION_PREFIX, status: 'running' });
+    const unseen = active.filter((b) => !listed.has(b.sessionName!) && !unreadable.has(b.sessionName!));
+    if (unseen.length > 0) {
+      const oldest = Math.min(...unseen.map((b) => b.sessionStart ?? this.now()));
+      const minutes = Math.ceil(Math.max(0, this.now() - oldest) / 60_000) + COMPLETE_LIST_MARGIN_MIN;
+      await list({ name_contains: SESSION_PREFIX, status: 'complete', max_age: `${minutes}m` });
     }
     const results: boolean[] = [];
     try {
       await this.followSessions(active, listed, unreadable, results, signal);
     } finally {
-      // Completions already released count toward backoff even if a later one failed the cycle.
+      // Completions already released count toward backoff even if a later step failed the cycle.
       this.recordResults(results);
     }
   }
@@ -449,6 +466,7 @@ export class Batcher {
     results: boolean[],
     signal?: AbortSignal,
   ): Promise<void> {
+    const finished: { b: Batch; outcome: 'complete' | 'failed' }[] = [];
     for (const b of active) {
       const name = b.sessionName!;
       if (unreadable.has(name)) continue; // unreadable record: status unknown, look again next cycle
@@ -462,7 +480,7 @@ export class Batcher {
             this.finish(b, false, 'deleted', results);
             continue;
           }
-          if (isCfsError(err) && (err.kind === 'http' && (err.status ?? 500) < 500 || err.kind === 'invalid-response')) {
+          if (isCfsError(err) && ((err.kind === 'http' && (err.status ?? 500) < 500) || err.kind === 'invalid-response')) {
             logBatch.warn(`Unexpected exception checking session status: ${err.message}`);
             continue;
           }
@@ -473,8 +491,7 @@ export class Batcher {
       logSessions.debug(`Session status for ${name} is status:${st?.status ?? ''} completed:${st?.succeeded ?? ''}`);
       const outcome = sessionOutcome(session);
       if (outcome === 'complete' || outcome === 'failed') {
-        await this.handleCompletion(b, outcome, signal);
-        this.finish(b, outcome === 'complete', outcome === 'complete' ? 'succeeded' : 'failed', results);
+        finished.push({ b, outcome });
       } else if (outcome === 'pending' && this.now() - (b.sessionStart ?? 0) > this.options.batcher_pending_timeout * 1000) {
         logBatch.warn(`Session ${name} is stuck in pending and will be deleted.`);
         try {
@@ -485,19 +502,28 @@ export class Batcher {
         this.finish(b, false, 'pending_timeout', results);
       }
     }
+    if (finished.length === 0) return;
+    // One ids= read (chunked by the client) for the members of every finished batch, not one per batch.
+    const current = await this.readMembers(finished.map((f) => f.b), signal);
+    const patches: PatchItem[] = [];
+    for (const f of finished) patches.push(...this.completionPatches(f.b, f.outcome, current));
+    await this.patchAll(patches, signal);
+    for (const f of finished) this.finish(f.b, f.outcome === 'complete', f.outcome === 'complete' ? 'succeeded' : 'failed', results);
   }
 
-  private recordResults(results: readonly boolean[]): void {
-    if (results.length > 0) {
-      logBatch.info(`${results.length} batches/sessions have completed`);
-      const { state, event } = recordCompletions(this.backoff, results, this.now(), this.options.batcher_max_backoff);
-      this.backoff = state;
-      if (event?.kind === 'halted') {
-        logBatch.warn(`The 20 most recent configuration sessions have failed. Halting session creation for ${event.seconds} seconds`);
-      } else if (event?.kind === 'resumed') {
-        logBatch.info('A session has succeeded.  Resuming normal operations');
+  private async readMembers(batches: readonly Batch[], signal?: AbortSignal): Promise<Map<string, BatchComponent>> {
+    const ids = [...new Set(batches.flatMap((b) => [...b.members.keys()]))];
+    const out = new Map<string, BatchComponent>();
+    // Page by page, keeping only the compact form: after a burst of completions the raw records are large.
+    for await (const page of this.client.listComponents({ ids, config_details: true, state_details: true }, { signal })) {
+      this.reportInvalid(logComponents, 'component', page.invalid);
+      for (const raw of page.components) {
+        const r = toBatchComponent(raw, false);
+        if (r.ok) out.set(r.component.id, r.component);
+        else logComponents.warn(`Component ${r.id} skipped after its session ended: ${r.reason}`);
       }
     }
+    return out;
   }
 
   private finish(b: Batch, success: boolean, result: 'succeeded' | 'failed' | 'deleted' | 'pending_timeout', results: boolean[]): void {
@@ -507,20 +533,11 @@ export class Batcher {
     this.metrics.sessionsCompleted.inc({ result });
   }
 
-  /** Writes skipped/failed state for members Ansible did not record (see completion.ts). */
-  private async handleCompletion(b: Batch, result: 'complete' | 'failed', signal?: AbortSignal): Promise<void> {
-    const name = b.sessionName!;
-    const ids = [...b.members.keys()];
-    const found = await this.client.listAllComponents({ ids, config_details: true, state_details: true }, { signal });
-    this.reportInvalid(logComponents, 'component', found.invalid);
-    const current: BatchComponent[] = [];
-    for (const raw of found.components) {
-      const r = toBatchComponent(raw, false);
-      if (r.ok) current.push(r.component);
-      else logComponents.warn(`Component ${r.id} skipped after session ${name}: ${r.reason}`);
-    }
-    const decision = decideCompletion(result, name, b.members, current);
-    const patches: { id: string; patch: Parameters<CfsApi['patchComponent']>[1] }[] = [];
+  /** The skipped/failed writes for members Ansible did not record (see completion.ts). */
+  private completionPatches(b: Batch, result: 'complete' | 'failed', records: ReadonlyMap<string, BatchComponent>): PatchItem[] {
+    const current = [...b.members.keys()].map((id) => records.get(id)).filter((c): c is BatchComponent => c !== undefined);
+    const decision = decideCompletion(result, b.sessionName!, b.members, current);
+    const patches: PatchItem[] = [];
     for (const a of decision.actions) {
       logBatch.debug(`Checking incomplete component ${a.id}`);
       switch (a.kind) {
@@ -543,11 +560,11 @@ export class Batcher {
           break;
       }
     }
-    await this.patchAll(patches, signal);
+    return patches;
   }
 
   /** PATCHes a few at a time; a failed PATCH is logged and left (the component stays pending and is re-batched). */
-  private async patchAll(items: { id: string; patch: Parameters<CfsApi['patchComponent']>[1] }[], signal?: AbortSignal): Promise<void> {
+  private async patchAll(items: PatchItem[], signal?: AbortSignal): Promise<void> {
     for (let i = 0; i < items.length; i += this.cfg.patchConcurrency) {
       await Promise.all(
         items.slice(i, i + this.cfg.patchConcurrency).map(async ({ id, patch }) => {
@@ -559,6 +576,19 @@ export class Batcher {
           }
         }),
       );
+    }
+  }
+
+  private recordResults(results: readonly boolean[]): void {
+    if (results.length > 0) {
+      logBatch.info(`${results.length} batches/sessions have completed`);
+      const { state, event } = recordCompletions(this.backoff, results, this.now(), this.options.batcher_max_backoff);
+      this.backoff = state;
+      if (event?.kind === 'halted') {
+        logBatch.warn(`The 20 most recent configuration sessions have failed. Halting session creation for ${event.seconds} seconds`);
+      } else if (event?.kind === 'resumed') {
+        logBatch.info('A session has succeeded.  Resuming normal operations');
+      }
     }
   }
 

@@ -153,7 +153,7 @@ function onTick(s: KubeletState, cfg: ContainerProbes, nowMs: number, actions: K
   }
   if (s.phase === 'terminating' && !s.killSent && s.killAtMs !== null && nowMs >= s.killAtMs) {
     s.killSent = true;
-    actions.push({ type: 'kill', reason: `still running ${Math.round((nowMs - (s.killAtMs ?? nowMs)) / 1000)} s after the grace period` });
+    actions.push({ type: 'kill', reason: 'still running when the grace period ended' });
     return;
   }
   if (s.phase !== 'running') return;

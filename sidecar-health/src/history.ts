@@ -39,6 +39,8 @@ export interface InstanceTrack {
   initial: boolean;
   maxSequence: number;
   advancedAtMono: number;
+  /** Newest written_at_ms seen for this instance, even on a rewrite that did not advance. */
+  latestWrittenAtMs: number;
   phaseKey: string;
   phaseSeenMono: number;
 }
@@ -108,6 +110,7 @@ function observeHeartbeat(prev: History, read: HeartbeatReadResult, now: Now): H
       initial: first,
       maxSequence: hb.sequence,
       advancedAtMono: now.monoMs,
+      latestWrittenAtMs: hb.written_at_ms,
       phaseKey: phaseKeyOf(hb),
       phaseSeenMono: now.monoMs,
     };
@@ -123,6 +126,7 @@ function observeHeartbeat(prev: History, read: HeartbeatReadResult, now: Now): H
     ...cur,
     maxSequence: Math.max(cur.maxSequence, hb.sequence),
     advancedAtMono: advanced ? now.monoMs : cur.advancedAtMono,
+    latestWrittenAtMs: Math.max(cur.latestWrittenAtMs, hb.written_at_ms),
     phaseKey: advanced ? key : cur.phaseKey,
     phaseSeenMono: advanced && key !== cur.phaseKey ? now.monoMs : cur.phaseSeenMono,
   };

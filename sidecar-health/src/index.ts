@@ -6,3 +6,4 @@ export * from './metrics';
 export * from './cfs-observer';
 export * from './app';
 export * from './sidecar';
+export * from './check';

@@ -77,11 +77,11 @@ export function createSidecar(config: SidecarConfig, deps: SidecarDeps = {}): Si
     if (!prev || prev.verdict.reason !== v.reason || prev.verdict.live !== v.live) {
       const meta = { reason: v.reason, live: v.live, previous: prev?.verdict.reason ?? null };
       if (v.live) log.info(`Batcher verdict: ${v.message}`, meta);
-      else log.warning(`Batcher verdict: ${v.message}`, meta);
+      else log.warn(`Batcher verdict: ${v.message}`, meta);
     }
     const pb = prev?.history.badRead?.reason ?? null;
     const nb = next.history.badRead;
-    if (nb && nb.reason !== pb && nb.reason !== 'missing') log.warning(`Heartbeat file unusable: ${nb.detail}`, { read: nb.reason });
+    if (nb && nb.reason !== pb && nb.reason !== 'missing') log.warn(`Heartbeat file unusable: ${nb.detail}`, { read: nb.reason });
     if (prev && next.history.restarts > prev.history.restarts) {
       log.info(`New batcher instance ${next.history.current?.id ?? '?'} (restart ${next.history.restarts} seen by this sidecar)`);
     }
@@ -95,7 +95,7 @@ export function createSidecar(config: SidecarConfig, deps: SidecarDeps = {}): Si
       volume = { ok: true, message: `heartbeat volume ${dir} is readable` };
     } catch (err) {
       const msg = `heartbeat volume ${dir} is not readable: ${(err as Error).message}`;
-      if (volume.ok || volume.message !== msg) log.warning(msg);
+      if (volume.ok || volume.message !== msg) log.warn(msg);
       volume = { ok: false, message: msg };
     }
   }
@@ -125,7 +125,7 @@ export function createSidecar(config: SidecarConfig, deps: SidecarDeps = {}): Si
       if (o.ok) cfs.lastSuccess = o;
       if (wasOk !== o.ok) {
         if (o.ok) log.info('CFS reachable from the sidecar', { duration_ms: o.durationMs });
-        else log.warning(`CFS not reachable from the sidecar (liveness is not affected): ${o.error ?? ''}`);
+        else log.warn(`CFS not reachable from the sidecar (liveness is not affected): ${o.error ?? ''}`);
       }
     })().finally(() => {
       cfsInFlight = null;

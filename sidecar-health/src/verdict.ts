@@ -49,7 +49,8 @@ export interface Verdict {
   details: VerdictDetails;
 }
 
-const secs = (ms: number): string => `${Math.round(ms / 1000)} s`;
+/** Whole seconds, with one decimal below 10 s so a short limit and its overrun do not print the same. */
+const secs = (ms: number): string => (Math.abs(ms) < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`);
 
 /** Pure: the freshness limit from the live check interval in the heartbeat. */
 export function freshnessLimitMs(hb: Heartbeat | null, t: Thresholds): number {
@@ -129,7 +130,8 @@ export function evaluate(input: EvaluateInput): Verdict {
     return fail('phase_stuck', `phase ${hb.phase} began ${secs(phaseAge)} ago (budget ${secs(budget)}); last heartbeat ${secs(silence)} ago, sequence ${hb.sequence}`);
   }
   if (silence > silenceLimit) {
-    if (writtenAge <= silenceLimit) {
+    // Still being rewritten (written_at moves) while the sequence stands still: a loop that stamps without progress.
+    if (now.wallMs - cur.latestWrittenAtMs <= silenceLimit) {
       return fail(
         'heartbeat_not_advancing',
         `heartbeat rewritten without progress: sequence ${cur.maxSequence} unchanged for ${secs(seenAge)} (limit ${secs(silenceLimit)}); ${phaseNote}`,

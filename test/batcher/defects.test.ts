@@ -270,6 +270,18 @@ describe('6. per-cycle cost', () => {
     expect(h.sim.stats.snapshot().total).toBe(4); // options, 2 session lists, 1 component page
   });
 
+  it('finished sessions are found by one complete-list and their members read with one ids= query', async () => {
+    h = await startHarness({ seed: (sim) => { putConfig(sim); fast(sim, { batch_size: 1 }); putComponents(sim, ids('x', 5)); } });
+    await h.batcher.runCycle();
+    h.sim.operator.runToCompletion();
+    h.sim.stats.reset();
+    await h.batcher.runCycle();
+    expect(h.batcher.book.size).toBe(0);
+    expect(count(h.sim, 'GET /v3/sessions/{session_name}')).toBe(0);
+    expect(count(h.sim, 'GET /v3/sessions')).toBe(3); // pending, running, complete (max_age-bounded)
+    expect(count(h.sim, 'GET /v3/components')).toBe(2); // one ids= read for all 5 batches + the collect page
+  });
+
   it('does not release a session that a list failed to show: one GET confirms it', async () => {
     h = await startHarness({ seed: (sim) => { putConfig(sim); fast(sim); putComponents(sim, ['x1']); } });
     const hidden = Object.create(h.client) as CfsApi;

@@ -141,8 +141,8 @@ it('a bad environment value exits non-zero with the reason', async () => {
 it.each([
   ['throw', 'uncaughtException'],
   ['reject', 'unhandledRejection'],
-])('an %s inside the loop (test fault) is logged with its stack and exits non-zero', async (fault, cause) => {
-  const run = start({ NODE_ENV: 'test', BATCHER_TEST_FAULT: fault, BATCHER_TEST_FAULT_AFTER_CYCLES: '1' });
+])('test fault %s (%s) is logged with its stack and exits non-zero', async (fault, cause) => {
+  const run = start({ NODE_ENV: 'test', BATCHER_TEST_FAULT: fault, BATCHER_TEST_FAULT_AFTER_CYCLES: '0' });
   const { code } = await withDeadline(run.exited, 10_000);
   expect(code).not.toBe(0);
   const line = jsonLines(run.out()).find((l) => l.message === 'Unexpected error occurred');

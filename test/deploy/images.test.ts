@@ -9,7 +9,7 @@ import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { readHeartbeat } from '@cfs-batcher/shared';
+import { readHeartbeat, setLogSilent } from '@cfs-batcher/shared';
 import { createSimulator, type Simulator } from '@cfs-batcher/cfs-sim';
 import { ROOT } from './manifest-helpers';
 
@@ -170,6 +170,8 @@ describe.each(images)('$file', ({ file, entry }) => {
 });
 
 describe('ENTRYPOINTs start', () => {
+  beforeAll(() => setLogSilent(true));
+  afterAll(() => setLogSilent(false));
   const children: ChildProcess[] = [];
   const dirs: string[] = [];
   let sim: Simulator | null = null;

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { Deployment } from 'kubernetes-models/apps/v1';
 import { ConfigMap, Service } from 'kubernetes-models/v1';
 import request from 'supertest';
+import { setLogSilent } from '@cfs-batcher/shared';
 import { createSidecar, configFromEnv } from '@cfs-batcher/sidecar-health';
 import { loadPodSpec, podSpecFromDocuments } from '../../scripts/src/pod-spec';
 import { container, envNamesReadBy, envValue, find, kustomizeDirs, quantity, render, ROOT, type K8sObject } from './manifest-helpers';
@@ -248,6 +249,7 @@ describe('probes and thresholds', () => {
   });
 
   it('every probe path is a route the sidecar really serves', async () => {
+    setLogSilent(true);
     const dir = mkdtempSync(path.join(os.tmpdir(), 'probe-routes-'));
     const cfg = configFromEnv({ HEARTBEAT_PATH: path.join(dir, 'heartbeat.json'), SIDECAR_CFS_POLL_SECONDS: '0' });
     const sc = createSidecar(cfg, { cfsClient: null, defaultMetrics: false });
@@ -261,6 +263,7 @@ describe('probes and thresholds', () => {
     expect((await request(sc.app).get('/no-such-probe')).status).toBe(404);
     await sc.stop();
     rmSync(dir, { recursive: true, force: true });
+    setLogSilent(false);
   });
 
   it('the local pod reads the same probes from the manifest', () => {

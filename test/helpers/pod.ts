@@ -43,7 +43,7 @@ export const FAST_SIDECAR_PROBES: ContainerProbes = {
 export const FAST_SIDECAR_ENV: Record<string, string> = {
   SIDECAR_STARTUP_GRACE_SECONDS: '10',
   SIDECAR_CYCLE_BUDGET_SECONDS: '4',
-  SIDECAR_PHASE_BUDGETS: 'starting=15,rebuild=20,options=15,check_status=15,collect=15,send=15,stopping=10',
+  SIDECAR_PHASE_BUDGETS: 'starting=10,rebuild=10,options=10,check_status=10,collect=10,send=10,stopping=10',
   SIDECAR_PROGRESS_DEADLINE_SECONDS: '12',
   SIDECAR_CFS_POLL_SECONDS: '1',
   SIDECAR_CFS_TIMEOUT_MS: '1000',

@@ -54,6 +54,8 @@ export class RecordingProxy {
   fault: ProxyFault = null;
   /** Session name -> member snapshots taken right before its POST was forwarded. */
   readonly members = new Map<string, Record<string, MemberSnapshot>>();
+  /** Arrival time (epoch ms) of every POST /v3/sessions, in order. */
+  readonly postTimes: number[] = [];
   readonly counts = { requests: 0, posts: 0, upstreamErrors: 0 };
   private server: http.Server | null = null;
   private readonly sockets = new Set<Socket>();
@@ -156,6 +158,7 @@ export class RecordingProxy {
     const path = (req.url ?? '/').split('?')[0];
     if (req.method === 'POST' && path === '/v3/sessions') {
       this.counts.posts++;
+      this.postTimes.push(Date.now());
       try {
         const parsed = JSON.parse(body.toString('utf8')) as { name?: unknown; ansible_limit?: unknown };
         if (typeof parsed.name === 'string' && typeof parsed.ansible_limit === 'string') {

@@ -1,0 +1,61 @@
+/** Sidecar /livez latency under a steady 200 requests/s (open loop: requests are sent on schedule, not after answers). */
+import http from 'node:http';
+import { benchScenario, startBenchPod } from './bench-pod';
+import { waitUntil } from './bench-procs';
+import { percentile } from './bench-stats';
+
+export interface LivezRun {
+  rate: number;
+  seconds: number;
+  sent: number;
+  ok: number;
+  failed: number;
+  p50Ms: number | null;
+  p99Ms: number | null;
+  maxMs: number | null;
+}
+
+function probeOnce(port: number): Promise<{ ms: number; status: number }> {
+  const t0 = process.hrtime.bigint();
+  return new Promise((resolve) => {
+    const req = http.get({ host: '127.0.0.1', port, path: '/livez', agent: false }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ ms: Number(process.hrtime.bigint() - t0) / 1e6, status: res.statusCode ?? 0 }));
+    });
+    req.setTimeout(3000, () => req.destroy(new Error('timeout')));
+    req.on('error', () => resolve({ ms: Number(process.hrtime.bigint() - t0) / 1e6, status: 0 }));
+  });
+}
+
+export async function runLivezBench(o: { rate: number; seconds: number }): Promise<LivezRun> {
+  const pod = await startBenchPod({ scenario: benchScenario() });
+  try {
+    await waitUntil('the batcher to pass its startup probe', 120_000, () => (pod.batcher.snapshot.startupPassed ? true : undefined), 200);
+    const total = o.rate * o.seconds;
+    const results: Array<{ ms: number; status: number }> = [];
+    const inflight: Promise<void>[] = [];
+    const t0 = Date.now();
+    let sent = 0;
+    // Bounded: exactly `total` requests, spread over `seconds`.
+    while (sent < total) {
+      const due = Math.min(total, Math.floor(((Date.now() - t0) / 1000) * o.rate) + 1);
+      for (; sent < due; sent++) inflight.push(probeOnce(pod.healthPort).then((r) => void results.push(r)));
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    await Promise.all(inflight);
+    const ok = results.filter((r) => r.status === 200);
+    const lat = results.map((r) => r.ms);
+    return {
+      rate: o.rate,
+      seconds: o.seconds,
+      sent,
+      ok: ok.length,
+      failed: results.length - ok.length,
+      p50Ms: percentile(lat, 50),
+      p99Ms: percentile(lat, 99),
+      maxMs: percentile(lat, 100),
+    };
+  } finally {
+    await pod.close();
+  }
+}

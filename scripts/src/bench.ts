@@ -1,0 +1,153 @@
+/**
+ * `npm run bench`: batcher cycle time / CFS requests per cycle / peak RSS at 1k, 10k and 50k pending components,
+ * sidecar /livez latency at 200 requests/s, and hang/crash detection with the manifest's probes. Several runs,
+ * medians. Prints a table and writes bench-results/<date>.json and .md. Not part of `npm test`.
+ *
+ * Options: --runs N (default 3), --sizes 1000,10000,50000, --livez-seconds S (10), --only cycle|livez|detect,
+ * --quick (one run, 1k only, 3 s of /livez).
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { runCycleBench, type CycleRun } from './bench-cycle';
+import { runDetect, type DetectRun } from './bench-detect';
+import { runLivezBench, type LivezRun } from './bench-livez';
+import { ROOT } from './bench-procs';
+import { fmt, markdownTable, median, type Row } from './bench-stats';
+import { loadPodSpec } from './pod-spec';
+
+interface Args {
+  runs: number;
+  sizes: number[];
+  livezSeconds: number;
+  only: Set<string>;
+}
+
+export function parseBenchArgs(argv: readonly string[]): Args {
+  const a: Args = { runs: 3, sizes: [1000, 10_000, 50_000], livezSeconds: 10, only: new Set(['cycle', 'livez', 'detect']) };
+  for (let i = 0; i < argv.length; i++) {
+    const f = argv[i];
+    const v = (): string => {
+      const x = argv[++i];
+      if (x === undefined) throw new Error(`${f} needs a value`);
+      return x;
+    };
+    if (f === '--runs') a.runs = Math.max(1, Number(v()));
+    else if (f === '--sizes') a.sizes = v().split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0);
+    else if (f === '--livez-seconds') a.livezSeconds = Math.max(1, Number(v()));
+    else if (f === '--only') a.only = new Set(v().split(','));
+    else if (f === '--quick') {
+      a.runs = 1;
+      a.sizes = [1000];
+      a.livezSeconds = 3;
+    } else throw new Error(`unknown option ${f}`);
+  }
+  return a;
+}
+
+const ORIGINAL: Record<number, { requests?: string; cycle?: string; rss?: string }> = {
+  10_000: { requests: '390', rss: '48' },
+  50_000: { requests: '1935', cycle: '2.9 s', rss: '84' },
+};
+
+const log = (m: string): void => void process.stdout.write(`${m}\n`);
+
+async function main(): Promise<void> {
+  const args = parseBenchArgs(process.argv.slice(2));
+  const spec = loadPodSpec(ROOT);
+  const nodeOptions = spec.containers['cfs-batcher']!.env.find((e) => e.name === 'NODE_OPTIONS')?.value ?? '';
+  const started = new Date();
+  const cycle: Record<number, CycleRun[]> = {};
+  const livez: LivezRun[] = [];
+  const detect: DetectRun[] = [];
+  const errors: string[] = [];
+
+  if (args.only.has('cycle')) {
+    for (const n of args.sizes) {
+      cycle[n] = [];
+      for (let r = 0; r < args.runs; r++) {
+        log(`cycle bench: ${n} pending components, run ${r + 1}/${args.runs}`);
+        try {
+          const run = await runCycleBench(n, { nodeOptions, measureCycles: 5, log });
+          cycle[n].push(run);
+          log(`  cycle ${fmt(run.cycleMs, 0)} ms, ${fmt(run.requestsPerCycle)} requests/cycle, peak RSS ${fmt(run.peakRssMb)} MB ${JSON.stringify(run.byRoute)}`);
+        } catch (err) {
+          errors.push(`cycle ${n} run ${r + 1}: ${(err as Error).message}`);
+          log(`  FAILED: ${(err as Error).message}`);
+        }
+      }
+    }
+  }
+  if (args.only.has('livez')) {
+    for (let r = 0; r < args.runs; r++) {
+      log(`livez bench: 200 requests/s for ${args.livezSeconds} s, run ${r + 1}/${args.runs}`);
+      try {
+        const run = await runLivezBench({ rate: 200, seconds: args.livezSeconds });
+        livez.push(run);
+        log(`  p50 ${fmt(run.p50Ms, 2)} ms, p99 ${fmt(run.p99Ms, 2)} ms, ${run.failed} failed of ${run.sent}`);
+      } catch (err) {
+        errors.push(`livez run ${r + 1}: ${(err as Error).message}`);
+      }
+    }
+  }
+  if (args.only.has('detect')) {
+    for (const kind of ['hang', 'crash'] as const) {
+      log(`detection bench: ${kind}, ${args.runs} pods in parallel (manifest probe settings)`);
+      const runs = await Promise.allSettled(Array.from({ length: args.runs }, () => runDetect(kind)));
+      for (const r of runs) {
+        if (r.status === 'fulfilled') {
+          detect.push(r.value);
+          log(`  ${kind}: SIGTERM/exit at ${fmt(r.value.detectS)} s, SIGKILL ${fmt(r.value.killS)} s, healthy again ${fmt(r.value.recoverS)} s (bound ${r.value.boundS} s)`);
+        } else errors.push(`detect ${kind}: ${(r.reason as Error).message}`);
+      }
+    }
+  }
+
+  const rows: Row[] = [];
+  for (const n of Object.keys(cycle).map(Number)) {
+    const runs = cycle[n]!;
+    const o = ORIGINAL[n] ?? {};
+    const k = `${n / 1000}k pending`;
+    rows.push({ metric: `${k}: cycle time`, value: `${fmt(median(runs.map((r) => r.cycleMs ?? NaN)), 0)} ms`, runs: runs.map((r) => fmt(r.cycleMs, 0)).join(', '), original: o.cycle });
+    rows.push({ metric: `${k}: CFS requests/cycle`, value: fmt(median(runs.map((r) => r.requestsPerCycle))), runs: runs.map((r) => fmt(r.requestsPerCycle)).join(', '), original: o.requests });
+    rows.push({ metric: `${k}: batcher peak RSS (VmHWM)`, value: `${fmt(median(runs.map((r) => r.peakRssMb ?? NaN)))} MB`, runs: runs.map((r) => fmt(r.peakRssMb)).join(', '), original: o.rss ? `${o.rss} MB` : undefined });
+    rows.push({ metric: `${k}: time until all in sessions`, value: `${fmt(median(runs.map((r) => r.fillSeconds)))} s`, runs: runs.map((r) => fmt(r.fillSeconds)).join(', ') });
+  }
+  if (livez.length > 0) {
+    rows.push({ metric: 'sidecar /livez p50 @200 req/s', value: `${fmt(median(livez.map((r) => r.p50Ms ?? NaN)), 2)} ms`, runs: livez.map((r) => fmt(r.p50Ms, 2)).join(', ') });
+    rows.push({ metric: 'sidecar /livez p99 @200 req/s', value: `${fmt(median(livez.map((r) => r.p99Ms ?? NaN)), 2)} ms`, runs: livez.map((r) => fmt(r.p99Ms, 2)).join(', ') });
+    rows.push({ metric: 'sidecar /livez failed answers', value: String(median(livez.map((r) => r.failed))), runs: livez.map((r) => `${r.failed}/${r.sent}`).join(', ') });
+  }
+  for (const kind of ['hang', 'crash'] as const) {
+    const d = detect.filter((r) => r.kind === kind);
+    if (d.length === 0) continue;
+    if (kind === 'hang') {
+      rows.push({ metric: 'hang (SIGSTOP) -> SIGTERM', value: `${fmt(median(d.map((r) => r.detectS)))} s`, runs: d.map((r) => fmt(r.detectS)).join(', '), original: 'never' });
+      rows.push({ metric: 'hang (SIGSTOP) -> SIGKILL', value: `${fmt(median(d.map((r) => r.killS ?? NaN)))} s (bound ${d[0]!.boundS} s)`, runs: d.map((r) => fmt(r.killS)).join(', '), original: 'never' });
+      rows.push({ metric: 'hang -> new instance healthy', value: `${fmt(median(d.map((r) => r.recoverS)))} s`, runs: d.map((r) => fmt(r.recoverS)).join(', ') });
+    } else {
+      rows.push({ metric: 'crash (SIGKILL) -> new instance healthy', value: `${fmt(median(d.map((r) => r.recoverS)))} s`, runs: d.map((r) => fmt(r.recoverS)).join(', ') });
+    }
+  }
+
+  const table = markdownTable(rows);
+  const stamp = started.toISOString().replace(/[:]/g, '-').replace(/\..*$/, '');
+  const outDir = path.join(ROOT, 'bench-results');
+  mkdirSync(outDir, { recursive: true });
+  const meta = { started: started.toISOString(), node: process.version, cpus: os.cpus().length, runs: args.runs, batcherNodeOptions: nodeOptions };
+  writeFileSync(path.join(outDir, `${stamp}.json`), JSON.stringify({ meta, cycle, livez, detect, errors }, null, 2));
+  const md = `# Benchmarks ${started.toISOString()}\n\nNode ${process.version}, ${meta.cpus} CPUs, ${args.runs} run(s) each, batcher NODE_OPTIONS=${nodeOptions}.\n\n${table}\n${errors.length ? `\nErrors:\n${errors.map((e) => `- ${e}`).join('\n')}\n` : ''}`;
+  writeFileSync(path.join(outDir, `${stamp}.md`), md);
+  log(`\n${table}\n\nwritten: bench-results/${stamp}.json and .md`);
+  if (errors.length > 0) {
+    log(`\n${errors.length} error(s):\n${errors.join('\n')}`);
+    process.exitCode = 1;
+  }
+}
+
+if (require.main === module) {
+  main().catch((err: unknown) => {
+    process.stderr.write(`bench failed: ${(err as Error).stack ?? String(err)}\n`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,67 @@
+/**
+ * Case 3: the batcher dies (SIGKILL, uncaught exception, unhandled rejection, out of memory) while sessions are in
+ * flight. It must be restarted, rebuild its state from the in-flight sessions ("Found n incomplete"), and no
+ * component may end up in two active sessions.
+ */
+import { Pod, smallScenario, waitAllConfigured } from '../helpers/pod';
+import { killAll } from '../helpers/proc';
+import { report, waitFor } from '../helpers/wait';
+
+const N = 12;
+const BATCH = 3;
+
+type Crash = 'SIGKILL' | 'throw' | 'reject' | 'oom';
+
+describe('e2e case 3: batcher crash with sessions in flight', () => {
+  let pod: Pod | undefined;
+  afterEach(async () => {
+    await pod?.close();
+    pod = undefined;
+  });
+  afterAll(killAll);
+
+  it.each<[Crash, string]>([
+    ['SIGKILL', 'signal SIGKILL'],
+    ['throw', 'code 1'],
+    ['reject', 'code 1'],
+    ['oom', ''],
+  ])(
+    '%s: restarted, state rebuilt from in-flight sessions, no component in two sessions',
+    async (crash, how) => {
+      pod = new Pod({
+        name: `crash-${crash}`,
+        // Sessions run 6 s so several are in flight when the batcher dies.
+        scenario: smallScenario(N, { batchSize: BATCH, runningMs: 6000, pendingMs: 300, configs: 2 }),
+        nodeArgs: crash === 'oom' ? ['--max-old-space-size=48'] : [],
+      });
+      await pod.start();
+      await pod.waitBatcherStarted();
+      await waitFor(async () => (await pod!.sessions()).filter((s) => s.completed_ms === null).length >= 2, { timeoutMs: 30_000, what: 'sessions in flight' });
+      const inFlight = (await pod.sessions()).filter((s) => s.completed_ms === null && s.deleted_ms === null).length;
+      const t0 = Date.now();
+      if (crash === 'SIGKILL') process.kill(pod.batcherPid(), 'SIGKILL');
+      else pod.injectFault(crash);
+      await waitFor(() => pod!.batcherRestarts >= 1, { timeoutMs: 30_000, what: 'the batcher to exit and be restarted' });
+      const exit = pod.eventsFor('cfs-batcher', /exited/, t0)[0]!;
+      await pod.waitBatcherStarted(60_000);
+      const recovered = (Date.now() - t0) / 1000;
+      const rebuilt = await waitFor(
+        () => pod!.logLines().filter((l) => /Rebuilt previous state/.test(l.text))[1],
+        { timeoutMs: 30_000, what: 'the second instance to rebuild its state' },
+      );
+      const found = Number(/Found (\d+) incomplete/.exec(rebuilt.text)?.[1] ?? -1);
+      report(`crash ${crash}: ${exit.message}; healthy again ${recovered.toFixed(1)} s after the fault; rebuilt ${found} of ${inFlight} in-flight sessions`);
+      if (how) expect(exit.message).toContain(how);
+      // Crashes other than SIGKILL are logged before the exit (never silent).
+      if (crash === 'throw' || crash === 'reject') {
+        expect(pod.logLines().some((l) => l.json?.level === 'ERROR' && /Unexpected error occurred/.test(l.text))).toBe(true);
+      }
+      expect(found).toBeGreaterThanOrEqual(1);
+      await waitAllConfigured(pod, 60_000);
+      await waitFor(async () => (await pod!.sessions()).every((s) => s.completed_ms !== null || s.deleted_ms !== null), { timeoutMs: 20_000, what: 'all sessions ended' });
+      const checked = await pod.assertInvariants(BATCH);
+      report(`crash ${crash}: invariants hold over ${checked} sessions`);
+    },
+    120_000,
+  );
+});
