@@ -27,6 +27,7 @@ import { BatchBook, batchState, isReadyToSend, sharedTags, type Batch } from './
 import { certainlyNotCreated, createFailureReason, logCfsError } from './cfs-log';
 import { toBatchComponent, type BatchComponent } from './component';
 import { decideCompletion } from './completion';
+import { InternPool } from './intern';
 import { HeartbeatWriter } from './heartbeat-writer';
 import type { TestFaults } from './test-faults';
 import { createMetrics, type BatcherMetrics } from './metrics';
@@ -138,6 +139,8 @@ export function createBatcher(deps: BatcherDeps): Batcher {
 
 export class Batcher {
   readonly book = new BatchBook();
+  /** Shares repeated values between component snapshots (see intern.ts); a new generation every collection. */
+  private readonly pool = new InternPool();
   readonly metrics: BatcherMetrics;
   readonly heartbeat: HeartbeatWriter;
   private readonly client: CfsApi;
@@ -362,7 +365,7 @@ export class Batcher {
       const found = await this.client.listAllComponents({ ids, config_details: true, state_details: true }, { signal });
       this.reportInvalid(logComponents, 'component', found.invalid);
       for (const raw of found.components) {
-        const r = toBatchComponent(raw, false);
+        const r = toBatchComponent(raw, false, this.pool);
         if (r.ok) snapshots.set(r.component.id, r.component);
         else logComponents.warn(`Component ${r.id} has an unusable record (${r.reason}); tracking it as busy without a snapshot`);
       }
@@ -518,7 +521,7 @@ export class Batcher {
     for await (const page of this.client.listComponents({ ids, config_details: true, state_details: true }, { signal })) {
       this.reportInvalid(logComponents, 'component', page.invalid);
       for (const raw of page.components) {
-        const r = toBatchComponent(raw, false);
+        const r = toBatchComponent(raw, false, this.pool);
         if (r.ok) out.set(r.component.id, r.component);
         else logComponents.warn(`Component ${r.id} skipped after its session ended: ${r.reason}`);
       }
@@ -600,6 +603,7 @@ export class Batcher {
     const seen = new Set<string>();
     const rejected = new Map<string, string>();
     const now = this.now();
+    this.pool.rotate();
     for await (const page of this.client.listComponents(
       { enabled: true, status: 'pending', config_details: true, state_details: true },
       { signal, ...(this.pageSize !== undefined ? { pageSize: this.pageSize } : {}) },
@@ -608,7 +612,7 @@ export class Batcher {
       this.reportInvalid(logComponents, 'component', page.invalid);
       for (const raw of page.components) {
         if (raw.enabled === false) continue;
-        const r = toBatchComponent(raw);
+        const r = toBatchComponent(raw, true, this.pool);
         if (!r.ok) {
           rejected.set(r.id, r.reason);
           this.metrics.invalidRecords.inc({ kind: 'component' });

@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { CfsComponent } from '@cfs-batcher/shared';
+import type { InternPool } from './intern';
 
 /** The fields of a pending layer a state_append PATCH needs. */
 export interface LayerRef {
@@ -25,8 +26,10 @@ export interface BatchComponent {
   desiredStateHash: string;
   batchKey: string;
   errorCount: number;
-  tags: Record<string, string>;
-  pendingLayers: LayerRef[];
+  /** Frozen; may be shared with other components. */
+  tags: Readonly<Record<string, string>>;
+  /** Frozen; may be shared with other components. */
+  pendingLayers: readonly LayerRef[];
   enabled: boolean;
   /** The server's computed status ('' when absent). */
   configurationStatus: string;
@@ -40,18 +43,34 @@ export function batchKeyOf(configName: string, configLimit: string, latestStatus
 
 /** Stable digest of what a component is asked to run; a change means "desired state changed meanwhile". */
 export function desiredStateHash(layers: ReadonlyArray<{ commit: string; playbook: string }>): string {
-  return createHash('sha1')
-    .update(layers.map((l) => l.commit + l.playbook).join(':'))
-    .digest('hex');
+  return sha1Hex(layers.map((l) => l.commit + l.playbook).join(':'));
 }
+
+const sha1Hex = (text: string): string => createHash('sha1').update(text).digest('hex');
 
 const reject = (id: string, reason: string): ComponentResult => ({ ok: false, id, reason });
 
+/** Length-prefixed, so distinct field lists never give the same pool key whatever characters they hold. */
+const keyPart = (s: string): string => `${s.length}:${s}`;
+
+const EMPTY_TAGS: Readonly<Record<string, string>> = Object.freeze({});
+
+/** A frozen copy of the tags, shared through the pool by exact content (key order included). */
+function tagsOf(raw: unknown, pool: InternPool | undefined): Readonly<Record<string, string>> {
+  if (!raw || typeof raw !== 'object') return EMPTY_TAGS;
+  const entries = Object.entries(raw as Record<string, string>);
+  if (entries.length === 0) return EMPTY_TAGS;
+  const copy = (): Readonly<Record<string, string>> => Object.freeze({ ...(raw as Record<string, string>) });
+  if (!pool) return copy();
+  return pool.value('tags', entries.map(([k, v]) => keyPart(k) + keyPart(String(v))).join(''), copy);
+}
+
 /**
  * Validates one record. `requirePending` (collection) also insists on at least one pending layer; completion and
- * rebuild handling read records in any status.
+ * rebuild handling read records in any status. With a `pool`, repeated values (names, layers, tags, digests) are
+ * shared between components instead of copied per record; the result is the same either way.
  */
-export function toBatchComponent(raw: CfsComponent, requirePending = true): ComponentResult {
+export function toBatchComponent(raw: CfsComponent, requirePending = true, pool?: InternPool): ComponentResult {
   const id = typeof raw.id === 'string' ? raw.id : '';
   if (id === '') return reject('(no id)', 'missing id');
   if (typeof raw.desired_config !== 'string' || raw.desired_config === '') return reject(id, 'missing desired_config');
@@ -59,40 +78,48 @@ export function toBatchComponent(raw: CfsComponent, requirePending = true): Comp
     return reject(id, 'missing or invalid error_count');
   }
   if (!Array.isArray(raw.desired_state)) return reject(id, 'missing desired_state (config_details)');
-  const hashed: { commit: string; playbook: string }[] = [];
+  const share = (s: string): string => (pool ? pool.str(s) : s);
+  let hashed = '';
+  let pendingKey = '';
   const pending: LayerRef[] = [];
   for (const [index, layer] of raw.desired_state.entries()) {
     if (typeof layer.commit !== 'string' || layer.commit === '') return reject(id, `desired_state[${index}] has no commit`);
     if (typeof layer.playbook !== 'string' || layer.playbook === '') return reject(id, `desired_state[${index}] has no playbook`);
-    hashed.push({ commit: layer.commit, playbook: layer.playbook });
+    hashed = index === 0 ? layer.commit + layer.playbook : `${hashed}:${layer.commit}${layer.playbook}`;
     if (typeof layer.status === 'string' && layer.status.toLowerCase() === 'pending') {
       if (typeof layer.clone_url !== 'string' || layer.clone_url === '') {
         return reject(id, `pending desired_state[${index}] has no clone_url`);
       }
       pending.push({ index, clone_url: layer.clone_url, playbook: layer.playbook, commit: layer.commit });
+      pendingKey += `${index}:${keyPart(layer.clone_url)}${keyPart(layer.playbook)}${keyPart(layer.commit)}`;
     }
   }
   if (requirePending && pending.length === 0) return reject(id, 'no pending layer');
   const state = Array.isArray(raw.state) ? raw.state : [];
   const latest = state.length > 0 ? state[state.length - 1] : undefined;
-  const latestStatus = typeof latest?.status === 'string' ? latest.status : '';
+  const latestStatus = share(typeof latest?.status === 'string' ? latest.status : '');
   const latestTimestamp = typeof latest?.last_updated === 'string' ? latest.last_updated : '';
-  const configLimit = pending.map((l) => l.index).join(',');
+  const configName = share(raw.desired_config);
+  const configLimit = share(pending.map((l) => l.index).join(','));
+  const freezeLayers = (): readonly LayerRef[] =>
+    Object.freeze(
+      pending.map((l) => Object.freeze({ index: l.index, clone_url: share(l.clone_url), playbook: share(l.playbook), commit: share(l.commit) })),
+    );
   return {
     ok: true,
     component: {
       id,
-      configName: raw.desired_config,
+      configName,
       configLimit,
       latestStatus,
       latestTimestamp,
-      desiredStateHash: desiredStateHash(hashed),
-      batchKey: batchKeyOf(raw.desired_config, configLimit, latestStatus),
+      desiredStateHash: pool ? pool.value('hash', hashed, () => sha1Hex(hashed)) : sha1Hex(hashed),
+      batchKey: share(batchKeyOf(configName, configLimit, latestStatus)),
       errorCount: raw.error_count,
-      tags: raw.tags && typeof raw.tags === 'object' ? { ...raw.tags } : {},
-      pendingLayers: pending,
+      tags: tagsOf(raw.tags, pool),
+      pendingLayers: pool ? pool.value('layers', pendingKey, freezeLayers) : freezeLayers(),
       enabled: raw.enabled === true,
-      configurationStatus: typeof raw.configuration_status === 'string' ? raw.configuration_status : '',
+      configurationStatus: share(typeof raw.configuration_status === 'string' ? raw.configuration_status : ''),
     },
   };
 }

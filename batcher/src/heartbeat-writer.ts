@@ -14,6 +14,8 @@ import {
 
 const log = getLogger('batcher.__main__');
 const FAILURE_LOG_INTERVAL_MS = 60_000;
+/** Progress stamps inside a phase are throttled to one per second: enough for the sidecar, cheap for the loop. */
+const PROGRESS_MIN_INTERVAL_MS = 1000;
 
 export type HeartbeatBody = Omit<
   Heartbeat,
@@ -27,6 +29,10 @@ export class HeartbeatWriter {
   private phaseStartedAt: number;
   private lastFailureLogAt = Number.NEGATIVE_INFINITY;
   private suppressed = 0;
+  private lastWriteAt = Number.NEGATIVE_INFINITY;
+  /** The write in flight: writes are serialized so two stamps never race on the temp file. */
+  private inflight: Promise<void> = Promise.resolve();
+  private writing = false;
   failures = 0;
 
   constructor(
@@ -47,6 +53,16 @@ export class HeartbeatWriter {
     return this.sequence;
   }
 
+  /**
+   * Marks progress inside the current phase (a CFS answer arrived, a page was processed): stamps the heartbeat at
+   * most once a second. Driven by the loop's own work, so a blocked or stopped loop stops calling it.
+   */
+  progress(): void {
+    if (this.path === undefined || this.writing) return;
+    if (this.now() - this.lastWriteAt < PROGRESS_MIN_INTERVAL_MS) return;
+    void this.stamp();
+  }
+
   /** Changes phase (if different) and writes. Never throws. */
   async stamp(phase: Phase = this.phase): Promise<void> {
     const now = this.now();
@@ -55,6 +71,16 @@ export class HeartbeatWriter {
       this.phaseStartedAt = now;
     }
     if (this.path === undefined) return;
+    this.lastWriteAt = now;
+    const next = this.inflight.then(() => this.write());
+    this.inflight = next;
+    await next;
+  }
+
+  private async write(): Promise<void> {
+    if (this.path === undefined) return;
+    const now = this.now();
+    this.writing = true;
     this.sequence += 1;
     const hb: Heartbeat = {
       format: 1,
@@ -71,6 +97,7 @@ export class HeartbeatWriter {
     try {
       await writeHeartbeat(this.path, hb);
     } catch (err) {
+      this.writing = false;
       this.failures += 1;
       this.onFailure();
       if (now - this.lastFailureLogAt >= FAILURE_LOG_INTERVAL_MS) {
@@ -82,6 +109,8 @@ export class HeartbeatWriter {
       } else {
         this.suppressed += 1;
       }
+      return;
     }
+    this.writing = false;
   }
 }

@@ -1,5 +1,6 @@
 export * from './options';
 export * from './component';
+export * from './intern';
 export * from './batching';
 export * from './backoff';
 export * from './completion';

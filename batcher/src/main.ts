@@ -43,10 +43,20 @@ async function main(): Promise<void> {
   const heartbeatPath = envString(env, 'HEARTBEAT_PATH', DEFAULT_HEARTBEAT_PATH);
   const metricsPort = envInt(env, 'METRICS_PORT', 9088, 0, 65535);
   const metrics = createMetrics({ version: BATCHER_VERSION });
-  const client = new CfsClient({ ...cfsClientOptionsFromEnv(env), onRequest: (r) => metrics.observeRequest(r) });
+  // Every CFS answer (good or bad) is progress of the main loop: it stamps the heartbeat (throttled) so a long
+  // working phase is not mistaken for a hang, while a stopped or blocked loop stops stamping.
+  let onProgress = (): void => undefined;
+  const client = new CfsClient({
+    ...cfsClientOptionsFromEnv(env),
+    onRequest: (r) => {
+      metrics.observeRequest(r);
+      onProgress();
+    },
+  });
   // A port already in use is fatal (rejects): the pod spec is wrong and a restart with a clear log is the fix.
   const server: Server | undefined = metricsPort > 0 ? await serveMetrics(metrics.registry, metricsPort) : undefined;
   const batcher = createBatcher({ client, heartbeatPath, metrics, testFaults: testFaultsFromEnv(env) });
+  onProgress = () => batcher.heartbeat.progress();
   const ac = new AbortController();
   const stop = (signal: string): void => {
     if (ac.signal.aborted) return;

@@ -2,6 +2,7 @@
  * Entry point. `node main.js` serves the probes; `node main.js check [live|startup] [--standalone]` prints one
  * verdict and exits 0 (healthy) or 1.
  */
+import { telemetry } from './tracing-preload';
 import { ConfigError, getLogger, parseCfsLogLevel, setLogLevel } from '@cfs-batcher/shared';
 import { runCheck, type CheckKind } from './check';
 import { configFromEnv } from './config';
@@ -18,10 +19,13 @@ async function serve(): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.info(`Received ${signal}; stopping the health sidecar`);
-    sidecar.stop().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
+    sidecar
+      .stop()
+      .then(() => telemetry?.shutdown())
+      .then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));

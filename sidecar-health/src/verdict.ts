@@ -118,7 +118,10 @@ export function evaluate(input: EvaluateInput): Verdict {
   const silence = Math.max(writtenAge, seenAge);
   const phaseAge = Math.max(0, now.wallMs - hb.phase_started_at_ms, now.monoMs - cur.phaseSeenMono);
   const budget = phaseBudgetMs(hb, t);
-  const silenceLimit = budget === null ? freshLimit : Math.max(freshLimit, budget);
+  // The batcher stamps on every CFS answer inside a working phase (throttled to 1/s), so silence longer than the
+  // freshness limit means a stopped or blocked loop in any phase; the phase budget catches a loop that keeps
+  // stamping but never leaves its phase.
+  const silenceLimit = freshLimit;
   Object.assign(details, { heartbeatAgeMs: silence, silenceLimitMs: silenceLimit, phaseAgeMs: phaseAge, phaseBudgetMs: budget });
   const phaseNote = `last phase ${hb.phase} began ${secs(phaseAge)} ago`;
 

@@ -20,6 +20,7 @@ const BATCH = 4;
 
 async function expectRestarted(pod: Pod, t0: number, boundS: number, label: string): Promise<void> {
   const before = pod.batcherRestarts;
+  const oldPid = pod.batcherPid();
   await waitFor(() => pod.eventsFor('cfs-batcher', /sending SIGTERM/, t0)[0], { timeoutMs: (boundS + SLACK) * 1000, what: `${label}: liveness to fail` });
   const term = pod.eventsFor('cfs-batcher', /sending SIGTERM/, t0)[0]!;
   await waitFor(() => pod.batcherRestarts > before, { timeoutMs: 30_000, what: `${label}: restart` });
@@ -28,7 +29,8 @@ async function expectRestarted(pod: Pod, t0: number, boundS: number, label: stri
   const restart = (exit.at - t0) / 1000;
   report(`${label}: liveness failed after ${detect.toFixed(1)} s, process gone after ${restart.toFixed(1)} s (bound ${boundS} s) -- ${term.message}`);
   expect(restart).toBeLessThanOrEqual(boundS + SLACK);
-  await pod.waitBatcherStarted(60_000);
+  await pod.waitNewInstanceCycling(oldPid, 60_000);
+  report(`${label}: new instance completed a cycle ${((Date.now() - t0) / 1000).toFixed(1)} s after the fault`);
 }
 
 describe('e2e case 2: hung batcher', () => {

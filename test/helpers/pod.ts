@@ -5,6 +5,7 @@
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { readHeartbeat } from '@cfs-batcher/shared';
 import { SupervisedContainer } from '../../scripts/src/container';
 import type { ContainerProbes, ProbeSpec } from '../../scripts/src/prober';
 import { getJson, request, sendJson } from './http';
@@ -212,6 +213,31 @@ export class Pod {
       timeoutMs,
       what: 'the batcher to pass its startup probe',
     });
+  }
+
+  /**
+   * Waits until a batcher process other than `oldPid` has completed a cycle (its own heartbeat, cycle >= 1).
+   * The sidecar's startup gate can open on the previous instance's still-fresh file, so this is the real "recovered".
+   */
+  async waitNewInstanceCycling(oldPid: number, timeoutMs = 60_000): Promise<void> {
+    await waitFor(
+      async () => {
+        const r = await readHeartbeat(this.heartbeatPath);
+        return r.ok && r.heartbeat.pid !== oldPid && r.heartbeat.pid === this.batcher.pid && r.heartbeat.cycle >= 1;
+      },
+      { timeoutMs, intervalMs: 100, what: 'a new batcher instance completing a cycle' },
+    );
+  }
+
+  /** Waits until the batcher holds no batch (every session it created has been seen to finish). */
+  async waitBatcherIdle(timeoutMs = 30_000): Promise<void> {
+    await waitFor(
+      async () => {
+        const r = await readHeartbeat(this.heartbeatPath);
+        return r.ok && r.heartbeat.counters.batches_active === 0 && r.heartbeat.counters.batches_queued === 0 && r.heartbeat.phase === 'sleep';
+      },
+      { timeoutMs, intervalMs: 100, what: 'the batcher to hold no batch' },
+    );
   }
 
   async livez(): Promise<{ status: number; reason?: string; message?: string }> {

@@ -81,21 +81,18 @@ describe('sidecar HTTP endpoints', () => {
     await warmUp();
     await write({ phase: 'check_status', phase_started_at_ms: now.wallMs - 2000 });
     await sidecar.refresh();
-    advance(95_000);
+    advance(39_000);
     await sidecar.refresh();
-    expect((await request(sidecar.app).get('/livez')).status).toBe(200); // within the 120 s budget of check_status
-    advance(25_000);
+    expect((await request(sidecar.app).get('/livez')).status).toBe(200); // within interval 10 s + budget 30 s
+    advance(2_000);
     await sidecar.refresh();
     const r = await request(sidecar.app).get('/livez');
     expect(r.status).toBe(503);
-    expect(r.body).toMatchObject({ reason: 'phase_stuck', message: expect.stringMatching(/^phase check_status began 122 s ago \(budget 120 s\)/) });
-    await write({ phase: 'sleep' });
-    await sidecar.refresh();
-    advance(41_000);
-    await sidecar.refresh();
-    const s = await request(sidecar.app).get('/livez');
-    expect(s.status).toBe(503);
-    expect(s.body).toMatchObject({ live: false, reason: 'heartbeat_stale', message: 'no heartbeat for 41 s (limit 40 s); last phase sleep began 41 s ago' });
+    expect(r.body).toMatchObject({
+      live: false,
+      reason: 'heartbeat_stale',
+      message: 'no heartbeat for 41 s (limit 40 s); last phase check_status began 43 s ago',
+    });
   });
 
   it('probes never call CFS: the evaluator polls, the probes read the cache', async () => {

@@ -139,15 +139,28 @@ describe('stuck phase rule', () => {
     expect(v.message).toMatch(/^phase collect began 185 s ago \(budget 180 s\); last heartbeat 0.0 s ago/);
   });
 
-  it('lets a working phase stay silent up to its budget, longer than the freshness limit', () => {
+  it('fails a silent working phase at the freshness limit, not at its longer budget', () => {
     const tl = new Timeline();
     healthyFor(tl, 70_000);
     const hb = heartbeat({ sequence: 999, written_at_ms: tl.now.wallMs, phase: 'rebuild', phase_started_at_ms: tl.now.wallMs });
     tl.read(ok(hb));
-    tl.advance(250_000);
+    tl.advance(39_000);
     expect(tl.read(ok(hb))).toMatchObject({ live: true, reason: 'ok' });
-    tl.advance(51_000);
-    expect(tl.read(ok(hb)).reason).toBe('phase_stuck');
+    tl.advance(2_000);
+    expect(tl.read(ok(hb)).reason).toBe('heartbeat_stale');
+  });
+
+  it('fails a working phase that keeps stamping but never ends, at its budget', () => {
+    const tl = new Timeline();
+    healthyFor(tl, 70_000);
+    const started = tl.now.wallMs;
+    let seq = 1000;
+    for (let i = 0; i < 30; i++) {
+      expect(tl.read(ok(heartbeat({ sequence: seq++, written_at_ms: tl.now.wallMs, phase: 'rebuild', phase_started_at_ms: started })))).toMatchObject({ live: true });
+      tl.advance(10_000);
+    }
+    tl.advance(1_000);
+    expect(tl.read(ok(heartbeat({ sequence: seq++, written_at_ms: tl.now.wallMs, phase: 'rebuild', phase_started_at_ms: started }))).reason).toBe('phase_stuck');
   });
 
   it('uses per-phase budgets from SIDECAR_PHASE_BUDGETS', () => {
@@ -231,6 +244,7 @@ describe('progress rule (sidecar checks CFS itself)', () => {
     ['an active batcher session', {}, { activeSession: { name: 'batcher-1', status: 'running' } }],
     ['no pending components', {}, { pendingComponents: false }],
     ['batcher_disable', { disabled: true }, {}],
+    ['the batcher waiting on CFS (a partial outage the sidecar does not see)', { phase: 'waiting_for_cfs', phase_is_wait: true }, {}],
     ['session-creation backoff', { backoff: { active: true, seconds: 60, until_ms: T0 + 1e9 } }, {}],
     ['CFS unreachable', {}, { ok: false, error: 'unreachable: connect ECONNREFUSED', pendingComponents: undefined }],
   ] as const)('never fails with %s', (_name, over, cfs) => {

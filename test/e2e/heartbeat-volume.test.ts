@@ -1,0 +1,93 @@
+/**
+ * Case 5: the heartbeat volume misbehaves. A file deleted, truncated, filled with garbage or oversized for less
+ * than the freshness limit must not restart a healthy batcher (it rewrites the file; the sidecar says what it
+ * saw). A volume the batcher cannot write (not writable, disk full) must give a clear log line in the batcher and
+ * the verdict heartbeat_stale, which restarts it: a batcher that cannot prove it is alive is not trusted.
+ */
+import { mkdirSync, chmodSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { HEARTBEAT_MAX_BYTES } from '@cfs-batcher/shared';
+import { FAST_LIVENESS, FAST_SIDECAR_ENV, Pod, smallScenario, waitAllConfigured } from '../helpers/pod';
+import { killAll } from '../helpers/proc';
+import { report, waitFor } from '../helpers/wait';
+
+const BATCH = 4;
+const T = 1 + Number(FAST_SIDECAR_ENV.SIDECAR_CYCLE_BUDGET_SECONDS);
+const BOUND = T + FAST_LIVENESS.failureThreshold * FAST_LIVENESS.periodSeconds + FAST_LIVENESS.timeoutSeconds + (FAST_LIVENESS.terminationGracePeriodSeconds ?? 3);
+const SLACK = 10;
+
+/** Keeps `content` in the file for `ms` (rewritten every 50 ms, as the batcher keeps replacing it). Bounded. */
+async function holdContent(file: string, content: Buffer | null, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  for (let i = 0; i < 1000 && Date.now() < end; i++) {
+    if (content === null) rmSync(file, { force: true });
+    else writeFileSync(file, content);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('e2e case 5: heartbeat volume faults', () => {
+  let pod: Pod;
+  beforeAll(async () => {
+    pod = new Pod({ name: 'hbvol', scenario: smallScenario(6, { batchSize: BATCH }) });
+    await pod.start();
+    await pod.waitBatcherStarted();
+    await waitAllConfigured(pod, 40_000);
+  }, 60_000);
+  afterAll(async () => {
+    await pod?.close();
+    await killAll();
+  });
+
+  it.each<[string, () => Buffer | null, RegExp]>([
+    ['deleted', () => null, /missing|no heartbeat file/],
+    ['truncated', () => readFileSync(pod.heartbeatPath).subarray(0, 40), /not JSON|not_json/],
+    ['garbage', () => Buffer.from('\u0000\u0001 not a heartbeat at all'), /not JSON|not_json/],
+    ['oversized', () => Buffer.alloc(HEARTBEAT_MAX_BYTES + 10, 0x7b), /oversized|limit/],
+  ])('heartbeat %s for 2 s: no restart, the sidecar says what it saw', async (_label, content, said) => {
+    const since = Date.now();
+    const before = pod.batcherRestarts;
+    const bad = content();
+    await holdContent(pod.heartbeatPath, bad, 2000);
+    // The batcher's next write puts a valid file back.
+    const back = await waitFor(async () => (await pod.livez()).status === 200, { timeoutMs: 10_000, what: 'a passing /livez again' });
+    expect(back).toBe(true);
+    const sidecarSaid = pod.logLines(pod.sidecarLogFile).filter((l) => l.json && Date.parse(String(l.json.timestamp)) >= since && said.test(l.text));
+    report(`heartbeat ${_label} for 2 s: ${pod.batcherRestarts - before} restarts; sidecar: ${sidecarSaid[0]?.json?.message ?? '(nothing logged)'}`);
+    expect(pod.batcherRestarts).toBe(before);
+    expect(sidecarSaid.length).toBeGreaterThanOrEqual(1);
+  }, 30_000);
+
+  it.each([['not writable'], ['disk full']])(
+    'volume %s: clear batcher log line, verdict heartbeat_stale, restarted within the bound, healthy once fixed',
+    async (label) => {
+      const pid = pod.batcherPid();
+      const dir = path.dirname(pod.heartbeatPath);
+      const tmp = path.join(dir, `.${path.basename(pod.heartbeatPath)}.${pid}.tmp`);
+      const root = process.getuid?.() === 0;
+      const t0 = Date.now();
+      // As root chmod does not stop writes, so block the batcher's temp file instead (EISDIR); /dev/full is ENOSPC.
+      if (label === 'disk full') symlinkSync('/dev/full', tmp);
+      else if (root) mkdirSync(tmp);
+      else chmodSync(dir, 0o555);
+      const before = pod.batcherRestarts;
+      try {
+        await waitFor(() => pod.eventsFor('cfs-batcher', /sending SIGTERM/, t0)[0], { timeoutMs: (BOUND + SLACK) * 1000, what: 'liveness to fail' });
+      } finally {
+        if (label === 'disk full') unlinkSync(tmp);
+        else if (root) rmSync(tmp, { recursive: true, force: true });
+        else chmodSync(dir, 0o755);
+      }
+      const term = pod.eventsFor('cfs-batcher', /sending SIGTERM/, t0)[0]!;
+      const writeErr = pod.logLines().find((l) => l.json && Date.parse(String(l.json.timestamp)) >= t0 && /heartbeat/i.test(l.text) && /EISDIR|ENOSPC|EACCES|EROFS|fail/i.test(l.text));
+      report(`volume ${label}: restart ordered after ${((term.at - t0) / 1000).toFixed(1)} s (bound ${BOUND} s); batcher said: ${String(writeErr?.json?.message ?? '(nothing)')}`);
+      expect(writeErr).toBeDefined();
+      expect(term.message).toMatch(/heartbeat_stale|heartbeat_not_advancing/);
+      expect((term.at - t0) / 1000).toBeLessThanOrEqual(BOUND + SLACK);
+      await waitFor(() => pod.batcherRestarts > before, { timeoutMs: 20_000, what: 'the restart' });
+      await pod.waitNewInstanceCycling(pid, 60_000);
+      await pod.assertInvariants(BATCH);
+    },
+    90_000,
+  );
+});
