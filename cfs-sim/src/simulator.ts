@@ -48,7 +48,7 @@ function resolveSpec(opt: SimulatorOptions['validateWithSpec']): Record<string, 
   if (!opt) return undefined;
   const specPath = (typeof opt === 'object' && opt.specPath) || findSpec();
   if (!specPath) {
-    log.warning('OpenAPI spec not found (set CFS_OPENAPI_SPEC); spec validation is off');
+    log.warn('OpenAPI spec not found (set CFS_OPENAPI_SPEC); spec validation is off');
     return undefined;
   }
   return loadPatchedSpec(specPath);

@@ -54,11 +54,27 @@ const root = winston.createLogger({
   transports: [new winston.transports.Console({ stderrLevels: [] })],
 });
 
-export type Logger = winston.Logger;
+type LogMethod = (message: string, meta?: Record<string, unknown>) => void;
+
+/** The narrow logging surface the programs use (winston's own type accepts any method name, hiding typos). */
+export interface Logger {
+  debug: LogMethod;
+  info: LogMethod;
+  warn: LogMethod;
+  error: LogMethod;
+  isDebugEnabled(): boolean;
+}
 
 /** A named logger, e.g. `getLogger('batcher.batch')`; names mirror the original batcher's modules. */
 export function getLogger(name: string): Logger {
-  return root.child({ logger: name });
+  const child = root.child({ logger: name });
+  return {
+    debug: (m, meta) => void child.debug(m, meta),
+    info: (m, meta) => void child.info(m, meta),
+    warn: (m, meta) => void child.warn(m, meta),
+    error: (m, meta) => void child.error(m, meta),
+    isDebugEnabled: () => child.isDebugEnabled(),
+  };
 }
 
 export function setLogLevel(level: CfsLogLevel): void {
