@@ -16,10 +16,14 @@ export interface HistoryEntry {
   deleted_ms: number | null;
   status: SessionStatus;
   succeeded: Succeeded;
+  /** Event order of creation and of completion/deletion: timestamps tie within a millisecond, the order does not. */
+  created_seq: number;
+  ended_seq: number | null;
 }
 
 export class SessionHistory {
   private readonly entries = new Map<string, HistoryEntry>();
+  private seq = 0;
 
   record(s: Session, mode: string, nowMs: number): void {
     this.entries.set(s.name, {
@@ -36,12 +40,17 @@ export class SessionHistory {
       deleted_ms: null,
       status: 'pending',
       succeeded: 'none',
+      created_seq: ++this.seq,
+      ended_seq: null,
     });
   }
 
   update(name: string, patch: Partial<HistoryEntry>): void {
     const e = this.entries.get(name);
-    if (e) Object.assign(e, patch);
+    if (!e) return;
+    Object.assign(e, patch);
+    const ended = patch.completed_ms !== undefined && patch.completed_ms !== null || (patch.deleted_ms !== undefined && patch.deleted_ms !== null);
+    if (ended && e.ended_seq === null) e.ended_seq = ++this.seq;
   }
 
   get(name: string): HistoryEntry | undefined {
@@ -74,9 +83,9 @@ export class SessionHistory {
         for (let j = i + 1; j < list.length; j++) {
           const a = list[i]!;
           const b = list[j]!;
-          const aEnd = Math.min(a.completed_ms ?? Infinity, a.deleted_ms ?? Infinity);
-          const bEnd = Math.min(b.completed_ms ?? Infinity, b.deleted_ms ?? Infinity);
-          if (a.created_ms < bEnd && b.created_ms < aEnd) out.push({ component: host, sessions: [a.name, b.name] });
+          const aEnd = a.ended_seq ?? Infinity;
+          const bEnd = b.ended_seq ?? Infinity;
+          if (a.created_seq < bEnd && b.created_seq < aEnd) out.push({ component: host, sessions: [a.name, b.name] });
         }
       }
     }
