@@ -360,16 +360,10 @@ export class Batcher {
     const plan = planRebuild(sessions);
     for (const s of plan.skipped) logBatch.warn(`Ignoring incomplete session ${s.name} while rebuilding state: ${s.reason}`);
     const ids = [...new Set(plan.targets.flatMap((t) => t.memberIds))];
-    const snapshots = new Map<string, BatchComponent>();
-    if (ids.length > 0) {
-      const found = await this.client.listAllComponents({ ids, config_details: true, state_details: true }, { signal });
-      this.reportInvalid(logComponents, 'component', found.invalid);
-      for (const raw of found.components) {
-        const r = toBatchComponent(raw, false, this.pool);
-        if (r.ok) snapshots.set(r.component.id, r.component);
-        else logComponents.warn(`Component ${r.id} has an unusable record (${r.reason}); tracking it as busy without a snapshot`);
-      }
-    }
+    const snapshots =
+      ids.length > 0
+        ? await this.readComponents(ids, (id, reason) => `Component ${id} has an unusable record (${reason}); tracking it as busy without a snapshot`, signal)
+        : new Map<string, BatchComponent>();
     const now = this.now();
     for (const t of plan.targets) {
       const members = new Map<string, BatchComponent | null>(t.memberIds.map((id) => [id, snapshots.get(id) ?? null]));
@@ -514,16 +508,27 @@ export class Batcher {
     for (const f of finished) this.finish(f.b, f.outcome === 'complete', f.outcome === 'complete' ? 'succeeded' : 'failed', results);
   }
 
-  private async readMembers(batches: readonly Batch[], signal?: AbortSignal): Promise<Map<string, BatchComponent>> {
+  private readMembers(batches: readonly Batch[], signal?: AbortSignal): Promise<Map<string, BatchComponent>> {
     const ids = [...new Set(batches.flatMap((b) => [...b.members.keys()]))];
+    return this.readComponents(ids, (id, reason) => `Component ${id} skipped after its session ended: ${reason}`, signal);
+  }
+
+  /**
+   * One ids= read (chunked by the client), page by page, keeping only the compact form: at 50k members the raw
+   * records would cost ~20x more than the snapshots.
+   */
+  private async readComponents(
+    ids: string[],
+    unusable: (id: string, reason: string) => string,
+    signal?: AbortSignal,
+  ): Promise<Map<string, BatchComponent>> {
     const out = new Map<string, BatchComponent>();
-    // Page by page, keeping only the compact form: after a burst of completions the raw records are large.
     for await (const page of this.client.listComponents({ ids, config_details: true, state_details: true }, { signal })) {
       this.reportInvalid(logComponents, 'component', page.invalid);
       for (const raw of page.components) {
         const r = toBatchComponent(raw, false, this.pool);
         if (r.ok) out.set(r.component.id, r.component);
-        else logComponents.warn(`Component ${r.id} skipped after its session ended: ${r.reason}`);
+        else logComponents.warn(unusable(r.id, r.reason));
       }
     }
     return out;

@@ -9,6 +9,7 @@ import {
   componentSchema,
   configurationSchema,
   describeIssues,
+  isPlainComponent,
   optionsSchema,
   partitionRecords,
   sessionPageSchema,
@@ -16,6 +17,7 @@ import {
   type CfsComponent,
   type CfsConfiguration,
   type CfsSession,
+  type FastCheck,
   type InvalidRecord,
 } from './schemas';
 import { Transport, type RequestInfo } from './transport';
@@ -185,13 +187,14 @@ export class CfsClient {
     record: z.ZodType<T>,
     idKey: string,
     o: CallOptions,
+    fast?: FastCheck,
   ): AsyncGenerator<{ valid: T[]; invalid: InvalidRecord[] }> {
     let params: Record<string, string> | undefined = firstParams;
     let lastAfter: string | undefined;
     for (let page = 0; params && page < MAX_PAGES; page++) {
       const body = await this.transport.call({ method: 'GET', path, route, params, signal: o.signal });
       const data = this.parse(envelope, body, route, 'GET', path);
-      yield partitionRecords(data[key] as unknown[], record, idKey);
+      yield partitionRecords(data[key] as unknown[], record, idKey, fast);
       const next = data.next as Record<string, unknown> | null | undefined;
       if (!next) return;
       const after = typeof next.after_id === 'string' ? next.after_id : undefined;
@@ -215,7 +218,7 @@ export class CfsClient {
     const idChunks = filter.ids === undefined ? [undefined] : chunkIds(filter.ids);
     for (const ids of idChunks) {
       const params = ids === undefined ? base : { ...base, ids };
-      for await (const p of this.pages('/components', '/v3/components', params, componentPageSchema, 'components', componentSchema, 'id', o)) {
+      for await (const p of this.pages('/components', '/v3/components', params, componentPageSchema, 'components', componentSchema, 'id', o, isPlainComponent)) {
         yield { components: p.valid, invalid: p.invalid };
       }
     }
