@@ -3,6 +3,7 @@
  * kubelet model's SIGTERM/SIGKILL and the new instance passing its startup probe; SIGKILL it and time the recovery.
  */
 import { benchScenario, startBenchPod, type BenchPod } from './bench-pod';
+import { readHeartbeat } from '@cfs-batcher/shared';
 import { waitUntil } from './bench-procs';
 import { worstCaseDetectionSeconds } from './prober';
 
@@ -12,7 +13,7 @@ export interface DetectRun {
   detectS: number;
   /** Fault to SIGKILL (hang only). */
   killS: number | null;
-  /** Fault to the new instance passing its startup probe. */
+  /** Fault to the new instance completing its first cycle. */
   recoverS: number;
   boundS: number;
 }
@@ -42,8 +43,14 @@ export async function runDetect(kind: 'hang' | 'crash'): Promise<DetectRun> {
     const t0 = Date.now();
     process.kill(pid, kind === 'hang' ? 'SIGSTOP' : 'SIGKILL');
     const term = await waitUntil('the kubelet to act', 200_000, () => pod.events.find((e) => e.at >= t0 && e.container === 'cfs-batcher' && /SIGTERM|exited/.test(e.message)), 50);
-    const kill = kind === 'hang' ? await waitUntil('SIGKILL', 60_000, () => pod.events.find((e) => e.at >= t0 && e.container === 'cfs-batcher' && /SIGKILL/.test(e.message)), 50) : null;
-    await waitUntil('the restarted batcher to pass startup', 200_000, () => (pod.batcher.snapshot.restarts > restarts && pod.batcher.snapshot.startupPassed ? true : undefined), 50);
+    const kill = kind === 'hang' ? await waitUntil('SIGKILL', 60_000, () => pod.events.find((e) => e.at >= t0 && e.container === 'cfs-batcher' && /: sending SIGKILL$/.test(e.message)), 50) : null;
+    // Recovered = the new process has written its own heartbeat after a completed cycle (the startup gate can open
+    // on the previous instance's still-fresh file, so it is not the measure).
+    await waitUntil('the restarted batcher to complete a cycle', 200_000, async () => {
+      if (pod.batcher.snapshot.restarts <= restarts || pod.batcher.pid === null) return undefined;
+      const r = await readHeartbeat(pod.heartbeatPath);
+      return r.ok && r.heartbeat.pid === pod.batcher.pid && r.heartbeat.cycle >= 1 ? true : undefined;
+    }, 50);
     return {
       kind,
       detectS: (term.at - t0) / 1000,

@@ -22,6 +22,7 @@ export interface BenchPod {
   sim: Child;
   origin: string;
   healthPort: number;
+  heartbeatPath: string;
   batcher: SupervisedContainer;
   sidecar: SupervisedContainer;
   events: PodEvent[];
@@ -77,6 +78,7 @@ export async function startBenchPod(o: { scenario: Record<string, unknown>; side
     sim,
     origin,
     healthPort,
+    heartbeatPath: heartbeat,
     batcher,
     sidecar,
     events,

@@ -97,7 +97,7 @@ async function main(): Promise<void> {
       for (const r of runs) {
         if (r.status === 'fulfilled') {
           detect.push(r.value);
-          log(`  ${kind}: SIGTERM/exit at ${fmt(r.value.detectS)} s, SIGKILL ${fmt(r.value.killS)} s, healthy again ${fmt(r.value.recoverS)} s (bound ${r.value.boundS} s)`);
+          log(`  ${kind}: SIGTERM/exit at ${fmt(r.value.detectS)} s, SIGKILL ${fmt(r.value.killS)} s, new instance cycling at ${fmt(r.value.recoverS)} s (bound ${r.value.boundS} s)`);
         } else errors.push(`detect ${kind}: ${(r.reason as Error).message}`);
       }
     }
@@ -124,9 +124,9 @@ async function main(): Promise<void> {
     if (kind === 'hang') {
       rows.push({ metric: 'hang (SIGSTOP) -> SIGTERM', value: `${fmt(median(d.map((r) => r.detectS)))} s`, runs: d.map((r) => fmt(r.detectS)).join(', '), original: 'never' });
       rows.push({ metric: 'hang (SIGSTOP) -> SIGKILL', value: `${fmt(median(d.map((r) => r.killS ?? NaN)))} s (bound ${d[0]!.boundS} s)`, runs: d.map((r) => fmt(r.killS)).join(', '), original: 'never' });
-      rows.push({ metric: 'hang -> new instance healthy', value: `${fmt(median(d.map((r) => r.recoverS)))} s`, runs: d.map((r) => fmt(r.recoverS)).join(', ') });
+      rows.push({ metric: 'hang -> new instance completed a cycle', value: `${fmt(median(d.map((r) => r.recoverS)))} s`, runs: d.map((r) => fmt(r.recoverS)).join(', ') });
     } else {
-      rows.push({ metric: 'crash (SIGKILL) -> new instance healthy', value: `${fmt(median(d.map((r) => r.recoverS)))} s`, runs: d.map((r) => fmt(r.recoverS)).join(', ') });
+      rows.push({ metric: 'crash (SIGKILL) -> new instance completed a cycle', value: `${fmt(median(d.map((r) => r.recoverS)))} s`, runs: d.map((r) => fmt(r.recoverS)).join(', ') });
     }
   }
 

@@ -39,6 +39,8 @@ export interface InstanceTrack {
   initial: boolean;
   maxSequence: number;
   advancedAtMono: number;
+  /** Seen advancing since first sight: the instance is running, so its startup grace no longer applies. */
+  proven: boolean;
   /** Newest written_at_ms seen for this instance, even on a rewrite that did not advance. */
   latestWrittenAtMs: number;
   phaseKey: string;
@@ -110,6 +112,7 @@ function observeHeartbeat(prev: History, read: HeartbeatReadResult, now: Now): H
       initial: first,
       maxSequence: hb.sequence,
       advancedAtMono: now.monoMs,
+      proven: false,
       latestWrittenAtMs: hb.written_at_ms,
       phaseKey: phaseKeyOf(hb),
       phaseSeenMono: now.monoMs,
@@ -126,6 +129,7 @@ function observeHeartbeat(prev: History, read: HeartbeatReadResult, now: Now): H
     ...cur,
     maxSequence: Math.max(cur.maxSequence, hb.sequence),
     advancedAtMono: advanced ? now.monoMs : cur.advancedAtMono,
+    proven: cur.proven || advanced,
     latestWrittenAtMs: Math.max(cur.latestWrittenAtMs, hb.written_at_ms),
     phaseKey: advanced ? key : cur.phaseKey,
     phaseSeenMono: advanced && key !== cur.phaseKey ? now.monoMs : cur.phaseSeenMono,

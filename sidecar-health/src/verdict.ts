@@ -82,7 +82,9 @@ export function evaluate(input: EvaluateInput): Verdict {
   const cur = h.current;
   const freshLimit = freshnessLimitMs(hb, t);
   const graceElapsed = now.monoMs - graceStartMono(h);
-  const inGrace = graceElapsed < t.startupGraceMs;
+  // The grace covers an instance (or a sidecar) that has not yet been seen making progress; once the sequence has
+  // advanced under the sidecar's eyes the normal limits apply, so a hang right after start-up is not hidden.
+  const inGrace = graceElapsed < t.startupGraceMs && !(cur?.proven ?? false);
   const details: VerdictDetails = {
     heartbeatAgeMs: null,
     silenceLimitMs: freshLimit,

@@ -11,7 +11,7 @@ import { report, waitFor } from '../helpers/wait';
 
 const N = 8;
 const BATCH = 4;
-const OUTAGE_MS = Number(process.env.E2E_OUTAGE_MS ?? 20_000);
+const OUTAGE_MS = Number(process.env.E2E_OUTAGE_MS ?? 12_000);
 /** Longest waiting_for_cfs delay of the batcher (cfsWaitMaxMs) + check interval + batch window + CI slack. */
 const RESUME_BOUND_S = 60 + 1 + 1 + 10;
 

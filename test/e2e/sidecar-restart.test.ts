@@ -8,8 +8,13 @@ import { killAll } from '../helpers/proc';
 import { report, waitFor } from '../helpers/wait';
 
 const BATCH = 4;
-/** f*p = 3 x 2 s = 6 s: longer than a sidecar restart (node start + first evaluation, about 1 s). */
-const PROBES: ContainerProbes = { ...FAST_BATCHER_PROBES, liveness: { ...FAST_BATCHER_PROBES.liveness!, periodSeconds: 2 } };
+/**
+ * The batcher is killed once the sidecar has been unreachable for about (f-1)*p. Here (3-1) x 8 s = 16 s: longer than
+ * a first sidecar restart (about 1 s) and than the kubelet's 10 s back-off before a second one. The manifest has
+ * (3-1) x 10 s = 20 s against back-offs of 0 s, 10 s, 20 s, 40 s: a third sidecar crash within 10 minutes (20 s
+ * back-off + start) takes the batcher with it -- by design, nothing then vouches for it.
+ */
+const PROBES: ContainerProbes = { ...FAST_BATCHER_PROBES, liveness: { ...FAST_BATCHER_PROBES.liveness!, periodSeconds: 8 } };
 
 describe('e2e case 6: sidecar crash and restart', () => {
   let pod: Pod | undefined;

@@ -49,6 +49,20 @@ describe('startup rule', () => {
     expect(v).toMatchObject({ live: false, reason: 'heartbeat_stale' });
   });
 
+  it('ends the grace once the new instance is seen advancing: a hang right after start-up fails at the freshness limit', () => {
+    const tl = new Timeline();
+    tl.write({ instance_id: 'a', sequence: 1 });
+    healthyFor(tl, 70_000, 5000, { instance_id: 'a' });
+    const bStart = tl.now.wallMs;
+    tl.read(ok(heartbeat({ instance_id: 'b', sequence: 1, started_at_ms: bStart, written_at_ms: bStart, phase: 'starting', phase_started_at_ms: bStart })));
+    tl.advance(1000);
+    const second = heartbeat({ instance_id: 'b', sequence: 2, started_at_ms: bStart, written_at_ms: tl.now.wallMs, phase: 'sleep', phase_started_at_ms: tl.now.wallMs });
+    expect(tl.read(ok(second))).toMatchObject({ live: true, reason: 'ok' });
+    expect(tl.history.current?.proven).toBe(true);
+    tl.advance(41_000); // well inside the 60 s grace, past interval 10 s + budget 30 s
+    expect(tl.read(ok(second))).toMatchObject({ live: false, reason: 'heartbeat_stale' });
+  });
+
   it('keeps /startupz red while the file belongs to an old instance, green once the new one writes', () => {
     const tl = new Timeline();
     // The file left by the previous instance: started 10 minutes ago, last written a moment ago (it crashed).
