@@ -207,7 +207,10 @@ export class Batcher {
         if (!this.rebuilt) logBatch.warn('Rebuilding state was interrupted. Trying again...');
         logMain.info('Waiting for CFS to become available');
         const delay = Math.round(cfsDelay * (0.5 + this.random() / 2));
-        cfsDelay = Math.min(this.cfg.cfsWaitMaxMs, cfsDelay * 2);
+        // Doubling, but never past one check interval: a few requests per interval cannot flood CFS, and the
+        // batcher resumes within one cycle of CFS coming back.
+        const cap = Math.max(this.cfg.cfsWaitInitialMs, Math.min(this.cfg.cfsWaitMaxMs, this.options.batcher_check_interval * 1000));
+        cfsDelay = Math.min(cap, cfsDelay * 2);
         await this.wait('waiting_for_cfs', delay, signal);
         continue;
       }

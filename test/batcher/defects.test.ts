@@ -84,9 +84,13 @@ describe('1. any CFS answer during rebuild or a cycle is logged and retried, nev
     await b.run(ac.signal);
     const requests = count(h.sim, 'GET /v3/sessions');
     const waited = sleeps.reduce((a, x) => a + x, 0);
-    // ~1 request per wait, waits double from 1 s to 60 s: far from the original's hundreds per second
-    expect(requests).toBeLessThan(15);
-    expect(waited / requests).toBeGreaterThan(2000);
+    // ~1 request per wait, waits double from 1 s up to one check interval (10 s): far from the original's
+    // hundreds per second, and never longer than a cycle, so work resumes within one cycle of CFS returning
+    expect(requests).toBeLessThan(25);
+    expect(waited / requests).toBeGreaterThan(5000);
+    const waits = waitLengths(sleeps);
+    expect(Math.max(...waits)).toBeLessThanOrEqual(10_000);
+    expect(waits.slice(0, 4)).toEqual([1000, 2000, 4000, 8000].map((ms) => Math.round(ms * (0.5 + 0.999 / 2))));
     expect(phases.every((p) => p === 'waiting_for_cfs')).toBe(true);
     expect(Math.max(...sleeps)).toBeLessThanOrEqual(5000); // stamped at least every 5 s
     expect(logs.has('Waiting for CFS to become available', 'INFO')).toBe(true);
@@ -94,6 +98,20 @@ describe('1. any CFS answer during rebuild or a cycle is logged and retried, nev
     expect(b.heartbeat.currentPhase).toBe('stopping');
   });
 });
+
+/** Joins the 5 s stamping steps back into whole waits (with random() = 0.999 no wait is a whole number of steps). */
+function waitLengths(sleeps: number[]): number[] {
+  const out: number[] = [];
+  let cur = 0;
+  for (const ms of sleeps) {
+    cur += ms;
+    if (ms < 5000) {
+      out.push(cur);
+      cur = 0;
+    }
+  }
+  return out;
+}
 
 describe('2. rebuilt components are busy: never in two active sessions after a restart', () => {
   it('adopts incomplete batcher- sessions and does not batch their members again', async () => {
