@@ -3,7 +3,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { z } from 'zod';
 import type { SimDeps } from './deps';
 import { generateInventory } from './generator';
-import { HOST_OUTCOMES, SESSION_MODES } from './operator';
+import { outcome, sessionModeRuleSchema } from './scenario';
 import { problemBody } from './problem';
 
 export interface ControlDeps extends SimDeps {
@@ -11,7 +11,6 @@ export interface ControlDeps extends SimDeps {
   startOutage: (durationMs: number) => Promise<void>;
 }
 
-const outcome = z.enum(HOST_OUTCOMES as [string, ...string[]]);
 
 const operatorCommand = z.strictObject({
   pause: z.boolean().optional(),
@@ -24,16 +23,7 @@ const operatorCommand = z.strictObject({
   clearOutcomes: z.boolean().optional(),
   componentOutcomes: z.record(z.string(), outcome).optional(),
   layerOutcomes: z.array(z.strictObject({ configuration: z.string(), layer: z.number().int().min(0).optional(), outcome })).optional(),
-  sessionModes: z
-    .array(
-      z.strictObject({
-        mode: z.enum(SESSION_MODES as [string, ...string[]]),
-        configuration: z.string().optional(),
-        nameContains: z.string().optional(),
-        count: z.number().int().min(1).optional(),
-      }),
-    )
-    .optional(),
+  sessionModes: z.array(sessionModeRuleSchema).optional(),
 });
 
 function bad(res: Response, detail: string): void {

@@ -14,7 +14,14 @@ export class ScenarioError extends Error {
   override name = 'ScenarioError';
 }
 
-const outcome = z.enum(HOST_OUTCOMES as [string, ...string[]]);
+/** Shared with the control API (control.ts): the same words configure the operator from a file or over HTTP. */
+export const outcome = z.enum(HOST_OUTCOMES as [string, ...string[]]);
+export const sessionModeRuleSchema = z.strictObject({
+  mode: z.enum(SESSION_MODES as [string, ...string[]]),
+  configuration: z.string().optional(),
+  nameContains: z.string().optional(),
+  count: z.number().int().min(1).optional(),
+});
 
 const componentSchema = z.strictObject({
   id: z.string().min(1),
@@ -61,16 +68,7 @@ export const scenarioSchema = z.strictObject({
     .strictObject({
       components: z.array(z.strictObject({ id: z.string().min(1), layer: z.number().int().min(0).optional(), outcome })).optional(),
       layers: z.array(z.strictObject({ configuration: z.string().min(1), layer: z.number().int().min(0).optional(), outcome })).optional(),
-      sessions: z
-        .array(
-          z.strictObject({
-            mode: z.enum(SESSION_MODES as [string, ...string[]]),
-            configuration: z.string().optional(),
-            nameContains: z.string().optional(),
-            count: z.number().int().min(1).optional(),
-          }),
-        )
-        .optional(),
+      sessions: z.array(sessionModeRuleSchema).optional(),
     })
     .optional(),
   faults: z.array(faultRuleSchema).optional(),

@@ -27,10 +27,20 @@ export function hangBoundSeconds(pod: BenchPod, checkIntervalS: number): number 
   return checkIntervalS + budget + worstCaseDetectionSeconds(live) + grace;
 }
 
+/**
+ * A batcher in steady state: past its startup probe and two cycles into its work, so the sidecar has seen it make
+ * progress and its start-up grace no longer applies (a hang in the first seconds of an instance is covered by the
+ * grace instead: see docs/deployment.md).
+ */
 async function healthy(pod: BenchPod): Promise<number> {
   const before = pod.batcher.snapshot.restarts;
   await waitUntil('a healthy batcher', 200_000, () => (pod.batcher.snapshot.startupPassed && pod.batcher.snapshot.restarts === before ? true : undefined), 100);
-  return pod.batcher.pid ?? -1;
+  const pid = pod.batcher.pid ?? -1;
+  await waitUntil('two completed cycles', 200_000, async () => {
+    const r = await readHeartbeat(pod.heartbeatPath);
+    return r.ok && r.heartbeat.pid === pid && r.heartbeat.cycle >= 2 ? true : undefined;
+  }, 100);
+  return pid;
 }
 
 export async function runDetect(kind: 'hang' | 'crash'): Promise<DetectRun> {

@@ -13,17 +13,31 @@ export interface LivezRun {
   p50Ms: number | null;
   p99Ms: number | null;
   maxMs: number | null;
+  /** What the failed answers said (status and reason), counted: a failure must be explained. */
+  failures: Record<string, number>;
 }
 
-function probeOnce(port: number): Promise<{ ms: number; status: number }> {
+function probeOnce(port: number): Promise<{ ms: number; status: number; why?: string }> {
   const t0 = process.hrtime.bigint();
   return new Promise((resolve) => {
     const req = http.get({ host: '127.0.0.1', port, path: '/livez', agent: false }, (res) => {
-      res.resume();
-      res.on('end', () => resolve({ ms: Number(process.hrtime.bigint() - t0) / 1e6, status: res.statusCode ?? 0 }));
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c.toString()));
+      res.on('end', () => {
+        const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+        let why: string | undefined;
+        if (res.statusCode !== 200) {
+          try {
+            why = `${res.statusCode} ${(JSON.parse(body) as { reason?: string }).reason ?? '?'}`;
+          } catch {
+            why = `${res.statusCode} (not JSON)`;
+          }
+        }
+        resolve({ ms, status: res.statusCode ?? 0, why });
+      });
     });
     req.setTimeout(3000, () => req.destroy(new Error('timeout')));
-    req.on('error', () => resolve({ ms: Number(process.hrtime.bigint() - t0) / 1e6, status: 0 }));
+    req.on('error', (err: NodeJS.ErrnoException) => resolve({ ms: Number(process.hrtime.bigint() - t0) / 1e6, status: 0, why: `error ${err.code ?? err.message}` }));
   });
 }
 
@@ -32,7 +46,7 @@ export async function runLivezBench(o: { rate: number; seconds: number }): Promi
   try {
     await waitUntil('the batcher to pass its startup probe', 120_000, () => (pod.batcher.snapshot.startupPassed ? true : undefined), 200);
     const total = o.rate * o.seconds;
-    const results: Array<{ ms: number; status: number }> = [];
+    const results: Array<{ ms: number; status: number; why?: string }> = [];
     const inflight: Promise<void>[] = [];
     const t0 = Date.now();
     let sent = 0;
@@ -54,6 +68,10 @@ export async function runLivezBench(o: { rate: number; seconds: number }): Promi
       p50Ms: percentile(lat, 50),
       p99Ms: percentile(lat, 99),
       maxMs: percentile(lat, 100),
+      failures: results.reduce<Record<string, number>>((acc, r) => {
+        if (r.why) acc[r.why] = (acc[r.why] ?? 0) + 1;
+        return acc;
+      }, {}),
     };
   } finally {
     await pod.close();

@@ -84,7 +84,7 @@ async function main(): Promise<void> {
       try {
         const run = await runLivezBench({ rate: 200, seconds: args.livezSeconds });
         livez.push(run);
-        log(`  p50 ${fmt(run.p50Ms, 2)} ms, p99 ${fmt(run.p99Ms, 2)} ms, ${run.failed} failed of ${run.sent}`);
+        log(`  p50 ${fmt(run.p50Ms, 2)} ms, p99 ${fmt(run.p99Ms, 2)} ms, ${run.failed} failed of ${run.sent}${run.failed ? ` ${JSON.stringify(run.failures)}` : ''}`);
       } catch (err) {
         errors.push(`livez run ${r + 1}: ${(err as Error).message}`);
       }

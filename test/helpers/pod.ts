@@ -6,6 +6,7 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { readHeartbeat } from '@cfs-batcher/shared';
+import type { HistoryEntry as SimHistoryEntry } from '@cfs-batcher/cfs-sim';
 import { SupervisedContainer } from '../../scripts/src/container';
 import type { ContainerProbes, ProbeSpec } from '../../scripts/src/prober';
 import { getJson, request, sendJson } from './http';
@@ -75,20 +76,6 @@ export interface PodConfig {
   nodeArgs?: string[];
   /** Start without the sidecar (the batcher then has no probes). */
   noSidecar?: boolean;
-}
-
-/** Simulator history entry as served by /__sim/sessions-history. */
-interface SimHistoryEntry {
-  name: string;
-  configuration: string;
-  configuration_limit: string;
-  hosts: string[];
-  tags: Record<string, string>;
-  created_ms: number;
-  completed_ms: number | null;
-  deleted_ms: number | null;
-  status: string;
-  succeeded: string;
 }
 
 export class Pod {
