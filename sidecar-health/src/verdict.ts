@@ -67,7 +67,9 @@ export function progressDeadlineMs(hb: Heartbeat | null, t: Thresholds): number 
   if (t.progressDeadlineMs !== null) return t.progressDeadlineMs;
   const interval = hb?.options.batcher_check_interval ?? t.defaultCheckIntervalS;
   const window = hb?.options.batch_window ?? 60;
-  return (window + t.progressIntervals * interval) * 1000;
+  // Never shorter than three of the sidecar's own CFS rounds (cfsStaleMs): "no active session" is sampled once a round, and a
+  // short-lived session between two samples must not read as a stall.
+  return Math.max((window + t.progressIntervals * interval) * 1000, t.cfsStaleMs);
 }
 
 /** Pure: when the grace in force began: sidecar start, or the first sight of a new batcher instance. */

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { REASONS, parsePhaseBudgets, thresholdsFromEnv } from '@cfs-batcher/sidecar-health';
 import { ConfigError } from '@cfs-batcher/shared';
+import { progressDeadlineMs } from '../../sidecar-health/src/verdict';
 import { T0, Timeline, bad, defaults, heartbeat, ok } from './helpers';
 
 /** Runs a batcher that writes every `step` ms, advancing the sequence, until `untilMs`. */
@@ -367,5 +368,15 @@ describe('configuration', () => {
     const t = thresholdsFromEnv({});
     expect(t).toMatchObject({ startupGraceMs: 60_000, cycleBudgetMs: 30_000, progressDeadlineMs: null, progressIntervals: 6 });
     expect(t.phaseBudgetsMs).toMatchObject({ rebuild: 300_000, options: 60_000, check_status: 120_000, collect: 180_000, send: 120_000 });
+  });
+});
+
+describe('progress deadline floor', () => {
+  it('is never shorter than three CFS rounds of the sidecar, so a short session between two samples is not a stall', () => {
+    const t = thresholdsFromEnv({});
+    const fast = heartbeat({ options: { batcher_check_interval: 1, batch_window: 1, batch_size: 10, batcher_pending_timeout: 300 } });
+    expect(progressDeadlineMs(fast, t)).toBe(30_000); // 1 + 6 x 1 = 7 s, raised to 3 x 10 s polls
+    const defaults10 = heartbeat({ options: { batcher_check_interval: 10, batch_window: 60, batch_size: 25, batcher_pending_timeout: 300 } });
+    expect(progressDeadlineMs(defaults10, t)).toBe(120_000);
   });
 });
