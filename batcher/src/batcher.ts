@@ -637,7 +637,9 @@ export class Batcher {
     this.rejectedComponents = rejected;
     const dropped = this.book.prune(seen);
     if (dropped.length > 0) logBatch.debug(`Dropped ${dropped.length} queued components that are no longer pending`);
-    this.pendingSeen = seen.size + rejected.size;
+    // Schedulable pending components only: a record the batcher must skip stays pending in CFS, and the sidecar's
+    // progress rule must not restart the batcher for data a restart cannot fix.
+    this.pendingSeen = seen.size;
     logBatch.debug(`Found ${seen.size} components that need updates`);
   }
 
@@ -688,10 +690,14 @@ export class Batcher {
         if (!isCfsError(err) || err.kind === 'aborted') throw err;
         if (!err.isNotFound) {
           logCfsError(logSessions, err);
+          this.cfsLastError = { at_ms: Math.max(0, Math.floor(this.now())), kind: err.kind, message: err.message };
           this.retryLater(b);
           return 'stop';
         }
-        this.book.requeue(b); // confirmed absent: create it now under the same name
+        // Confirmed absent. Its members were held busy (not refreshed) while uncertain: let the next collect
+        // refresh, move or drop them before anything is created, so no session goes out with stale members.
+        this.book.requeue(b);
+        return 'failed';
       }
     }
     name ??= this.newSessionName();
@@ -715,6 +721,8 @@ export class Batcher {
       if (!isCfsError(err) || err.kind === 'aborted') throw err;
       this.metrics.sessionCreateFailures.inc({ reason: createFailureReason(err) });
       logCfsError(logSessions, err);
+      // Reported in the heartbeat: the sidecar must read a refused create as CFS trouble, not as a stalled loop.
+      this.cfsLastError = { at_ms: Math.max(0, Math.floor(this.now())), kind: err.kind, message: err.message };
       if (err.kind === 'http' && err.status === 409) {
         // The name exists already (e.g. our own earlier POST): confirm by lookup on the next attempt.
         this.book.markUncertain(b, name);

@@ -52,6 +52,8 @@ export interface StallClock {
   instanceId: string | null;
   sessionsCreatedTotal: number | null;
   lastSessionCreatedMs: number | null;
+  /** at_ms of the heartbeat's last CFS error when last seen: a new one is activity (CFS refused, the loop tried). */
+  lastCfsErrorMs: number | null;
 }
 
 export interface History {
@@ -84,7 +86,7 @@ export function initialHistory(now: Now): History {
     restarts: 0,
     instancesSeen: [],
     cycleSamples: [],
-    stall: { sinceMono: null, instanceId: null, sessionsCreatedTotal: null, lastSessionCreatedMs: null },
+    stall: { sinceMono: null, instanceId: null, sessionsCreatedTotal: null, lastSessionCreatedMs: null, lastCfsErrorMs: null },
   };
 }
 
@@ -151,22 +153,39 @@ export function usableCfs(cfs: CfsCache, now: Now, staleMs: number): CfsObservat
 }
 
 /**
+ * What the stall clock may use: the latest observation when usable; 'hold' when only the latest poll failed and a
+ * success is still recent (one flaky answer must neither reset nor advance the rule); null when CFS is unknown.
+ */
+function stallInput(cfs: CfsCache, now: Now, staleMs: number): CfsObservation | null | 'hold' {
+  const usable = usableCfs(cfs, now, staleMs);
+  if (usable) return usable;
+  const ok = cfs.lastSuccess;
+  return cfs.latest && !cfs.latest.ok && ok && now.monoMs - ok.atMono <= staleMs ? 'hold' : null;
+}
+
+/**
  * Pure: the stall clock of the progress rule. It runs while CFS shows pending components, the batcher is enabled,
  * not backing off, not waiting on CFS, and no batcher session is active; any progress signal restarts it.
  */
-function observeStall(prev: StallClock, hb: Heartbeat | null, cfs: CfsObservation | null, now: Now): StallClock {
-  if (!hb) return { sinceMono: null, instanceId: null, sessionsCreatedTotal: null, lastSessionCreatedMs: null };
+function observeStall(prev: StallClock, hb: Heartbeat | null, cfs: CfsObservation | null | 'hold', now: Now): StallClock {
+  if (!hb) return { sinceMono: null, instanceId: null, sessionsCreatedTotal: null, lastSessionCreatedMs: null, lastCfsErrorMs: null };
   const sameInstance = prev.instanceId === hb.instance_id;
+  const lastErrorMs = hb.cfs.last_error?.at_ms ?? null;
   const created =
     !sameInstance ||
     (prev.sessionsCreatedTotal !== null && hb.counters.sessions_created_total > prev.sessionsCreatedTotal) ||
-    (hb.counters.last_session_created_ms !== null && hb.counters.last_session_created_ms !== prev.lastSessionCreatedMs);
+    (hb.counters.last_session_created_ms !== null && hb.counters.last_session_created_ms !== prev.lastSessionCreatedMs) ||
+    // A new CFS error (e.g. a refused session create) means the batcher is trying and CFS says no: not a stall.
+    (lastErrorMs !== null && lastErrorMs !== prev.lastCfsErrorMs);
   const base = {
     instanceId: hb.instance_id,
     sessionsCreatedTotal: hb.counters.sessions_created_total,
     lastSessionCreatedMs: hb.counters.last_session_created_ms,
+    lastCfsErrorMs: lastErrorMs,
   };
-  const applicable = cfs !== null && !hb.disabled && !hb.backoff.active && !hb.phase_is_wait;
+  if (cfs === 'hold') return { ...base, sinceMono: created && prev.sinceMono !== null ? now.monoMs : prev.sinceMono };
+  // pending_seen: components the batcher itself could schedule; records it must skip are not its stall.
+  const applicable = cfs !== null && !hb.disabled && !hb.backoff.active && !hb.phase_is_wait && hb.counters.pending_seen > 0;
   if (!applicable || cfs.pendingComponents !== true || cfs.activeSession) return { ...base, sinceMono: null };
   if (created || prev.sinceMono === null) return { ...base, sinceMono: now.monoMs };
   return { ...base, sinceMono: prev.sinceMono };
@@ -174,7 +193,7 @@ function observeStall(prev: StallClock, hb: Heartbeat | null, cfs: CfsObservatio
 
 export function observe(prev: History, read: HeartbeatReadResult, cfs: CfsCache, now: Now, cfsStaleMs: number): History {
   const next = observeHeartbeat(prev, read, now);
-  next.stall = observeStall(prev.stall, next.lastGood, usableCfs(cfs, now, cfsStaleMs), now);
+  next.stall = observeStall(prev.stall, next.lastGood, stallInput(cfs, now, cfsStaleMs), now);
   return next;
 }
 

@@ -259,7 +259,7 @@ describe('5. a POST that timed out may have created the session: look it up befo
     expect(logs.has(/exists from an earlier attempt/)).toBe(true);
   });
 
-  it('a 503 POST is looked up (404) and re-created under the same name', async () => {
+  it('a 503 POST is looked up (404); after a fresh collect the batch is created exactly once', async () => {
     h = await startHarness({ seed: (sim) => { putConfig(sim); fast(sim); putComponents(sim, ['x1']); } });
     h.sim.faults.add({ match: 'POST /v3/sessions', action: { type: 'status', status: 503 }, scope: { times: 1 } });
     const names: string[] = [];
@@ -268,10 +268,30 @@ describe('5. a POST that timed out may have created the session: look it up befo
     h.clock.advance(1);
     await b.runCycle();
     h.clock.advance(30_000);
-    await b.runCycle();
-    expect(names).toEqual(['batcher-n0']);
-    expect(sessions(h.sim).map((s) => s.name)).toEqual(['batcher-n0']);
+    await b.runCycle(); // lookup: 404, nothing created with the members held since the first attempt
+    expect(sessions(h.sim)).toEqual([]);
+    h.clock.advance(1);
+    await b.runCycle(); // members re-read, then one POST
+    expect(sessions(h.sim).map((s) => s.ansible?.limit)).toEqual(['x1']);
     expect(count(h.sim, 'POST /v3/sessions')).toBe(2);
+    expect(h.sim.history.overlappingSessions()).toEqual([]);
+  });
+
+  it('members changed while a create was uncertain are not sent with stale data', async () => {
+    h = await startHarness({ seed: (sim) => { putConfig(sim); fast(sim); putComponents(sim, ['x1', 'x2']); } });
+    h.sim.faults.add({ match: 'POST /v3/sessions', action: { type: 'status', status: 503 }, scope: { times: 1 } });
+    const b = createBatcher({ client: h.client, clock: h.clock, sleep: async () => undefined });
+    await b.runCycle(); // batched
+    h.clock.advance(1);
+    await b.runCycle(); // POST x1,x2 -> 503: uncertain, members held
+    expect(count(h.sim, 'POST /v3/sessions')).toBe(1);
+    h.sim.state.components.get('x1')!.enabled = false; // an admin disables x1 meanwhile
+    h.clock.advance(31_000);
+    await b.runCycle(); // lookup: 404; nothing sent with the held members
+    expect(sessions(h.sim)).toEqual([]);
+    h.clock.advance(1);
+    await b.runCycle(); // members re-read: x1 dropped
+    expect(sessions(h.sim).map((s) => s.ansible?.limit)).toEqual(['x2']);
   });
 });
 

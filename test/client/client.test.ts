@@ -170,6 +170,39 @@ describe('cancellation and auth', () => {
   });
 });
 
+describe('answers that must not hold or break a call', () => {
+  it('a body that trickles in forever ends at the per-attempt deadline as a timeout', async () => {
+    let timer: NodeJS.Timeout | undefined;
+    server.on('GET /v3/options', (_q, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.write('{"a":');
+      timer = setInterval(() => res.write(' '), 100); // never idle long enough for a socket timeout
+      res.on('close', () => clearInterval(timer));
+    });
+    const err = await failure(client({ requestTimeoutMs: 400, retryBudgetMs: 0 }).getOptions());
+    clearInterval(timer);
+    expect(err.kind).toBe('timeout');
+  });
+
+  it('an error body whose detail is not a string is still a CfsError', async () => {
+    server.on('POST /v3/sessions', json(500, { detail: { toString: 1 } }));
+    const err = await failure(client().createSession({ name: 'batcher-x', configuration_name: 'c' }));
+    expect(err).toMatchObject({ kind: 'http', status: 500 });
+  });
+
+  it('paging that cycles between two after_ids is refused, not followed forever', async () => {
+    server.on(
+      'GET /v3/sessions',
+      json(200, { sessions: [{ name: 'a' }], next: { after_id: 'a' } }),
+      json(200, { sessions: [{ name: 'b' }], next: { after_id: 'b' } }),
+      json(200, { sessions: [{ name: 'a' }], next: { after_id: 'a' } }),
+    );
+    const err = await failure(client().listAllSessions({}));
+    expect(err.kind).toBe('invalid-response');
+    expect(server.seen.length).toBe(3);
+  });
+});
+
 describe('pure helpers', () => {
   it('chunkIds keeps order and respects the limit', () => {
     const ids = Array.from({ length: 50 }, (_, i) => `id${i}`);

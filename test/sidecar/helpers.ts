@@ -34,7 +34,7 @@ export function heartbeat(over: Partial<Heartbeat> = {}): Heartbeat {
     disabled: false,
     backoff: { active: false, seconds: 0, until_ms: null },
     cfs: { last_success_ms: T0, last_error: null },
-    counters: { pending_seen: 0, batches_queued: 0, batches_active: 0, sessions_created_total: 0, last_session_created_ms: null },
+    counters: { pending_seen: 5, batches_queued: 0, batches_active: 0, sessions_created_total: 0, last_session_created_ms: null },
     ...over,
   };
 }

@@ -226,6 +226,38 @@ describe('progress rule (sidecar checks CFS itself)', () => {
     expect(v.message).toMatch(/components pending in CFS for 125 s with no batcher session created or active \(deadline 120 s\)/);
   });
 
+  it('a batcher whose session creates CFS keeps refusing is trying, not stalled: no restart', () => {
+    const tl = new Timeline();
+    healthyFor(tl, 70_000);
+    let seq = (tl.history.current?.maxSequence ?? 0) + 1;
+    let v = tl.last.verdict;
+    for (let elapsed = 0; elapsed < 300_000; elapsed += 5000) {
+      tl.advance(5000);
+      tl.cfsSays({ ok: true, pendingComponents: true, activeSession: null });
+      // every 30 s a create attempt fails (503), which the heartbeat reports as the last CFS error
+      const at = T0 + Math.floor((tl.now.wallMs - T0) / 30_000) * 30_000;
+      v = tl.write({ sequence: seq++, cfs: { last_success_ms: tl.now.wallMs, last_error: { at_ms: at, kind: 'http', message: '503 from CFS for POST' } } });
+      expect(v.live).toBe(true);
+    }
+    expect(v.reason).toBe('ok');
+  });
+
+  it('pending records the batcher must skip (pending_seen 0) are not its stall', () => {
+    const tl = new Timeline();
+    healthyFor(tl, 70_000);
+    const zero = { pending_seen: 0, batches_queued: 0, batches_active: 0, sessions_created_total: 0, last_session_created_ms: null };
+    expect(stalled(tl, 300_000, { counters: zero })).toMatchObject({ live: true, reason: 'ok' });
+  });
+
+  it('one failed CFS poll holds the stall clock instead of resetting it', () => {
+    const tl = new Timeline();
+    healthyFor(tl, 70_000);
+    stalled(tl, 100_000);
+    tl.cfsSays({ ok: false });
+    tl.write({ sequence: (tl.history.current?.maxSequence ?? 0) + 1 });
+    expect(stalled(tl, 30_000)).toMatchObject({ live: false, reason: 'no_progress' });
+  });
+
   it('the deadline follows batch_window and the check interval, or SIDECAR_PROGRESS_DEADLINE_SECONDS', () => {
     const tl = new Timeline(defaults({ SIDECAR_PROGRESS_DEADLINE_SECONDS: '30' }));
     healthyFor(tl, 70_000);

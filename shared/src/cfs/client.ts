@@ -190,18 +190,19 @@ export class CfsClient {
     fast?: FastCheck,
   ): AsyncGenerator<{ valid: T[]; invalid: InvalidRecord[] }> {
     let params: Record<string, string> | undefined = firstParams;
-    let lastAfter: string | undefined;
-    for (let page = 0; params && page < MAX_PAGES; page++) {
+    const seenAfter = new Set<string>();
+    for (let page = 0; params; page++) {
+      if (page >= MAX_PAGES) throw this.invalid(route, 'GET', path, `paging did not end after ${MAX_PAGES} pages`, null);
       const body = await this.transport.call({ method: 'GET', path, route, params, signal: o.signal });
       const data = this.parse(envelope, body, route, 'GET', path);
       yield partitionRecords(data[key] as unknown[], record, idKey, fast);
       const next = data.next as Record<string, unknown> | null | undefined;
       if (!next) return;
       const after = typeof next.after_id === 'string' ? next.after_id : undefined;
-      if (after === undefined || after === lastAfter) {
+      if (after === undefined || seenAfter.has(after)) {
         throw this.invalid(route, 'GET', path, `paging does not advance (next.after_id=${JSON.stringify(next.after_id)})`, next);
       }
-      lastAfter = after;
+      seenAfter.add(after);
       params = nextToParams(next);
     }
   }

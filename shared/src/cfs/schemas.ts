@@ -69,9 +69,11 @@ export const sessionSchema = z.looseObject({
         .optional(),
     })
     .optional(),
-  tags: stringMap.nullable().optional(),
-  debug_on_failure: z.boolean().optional(),
-  logs: z.string().optional(),
+  // Fields the batcher never reads are not allowed to hide a session from it (an unreadable in-flight session
+  // would leave its members unprotected after a restart): accept any value there.
+  tags: z.record(z.string(), z.unknown()).nullable().optional(),
+  debug_on_failure: z.unknown().optional(),
+  logs: z.unknown().optional(),
 });
 
 export const configurationSchema = z.looseObject({

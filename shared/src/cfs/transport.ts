@@ -48,6 +48,8 @@ interface RetryMeta {
   startedAt: number;
   route: string;
   attemptStartedAt: number;
+  /** The caller's signal; each attempt runs under it combined with its own wall-clock deadline. */
+  callerSignal?: AbortSignal;
 }
 type MetaConfig = AxiosRequestConfig & { cfsMeta?: RetryMeta };
 
@@ -96,6 +98,16 @@ export class Transport {
       httpsAgent: withConnectTimeout(new https.Agent({ keepAlive: true, maxSockets: 8, ca }), opts.connectTimeoutMs),
       headers: { Accept: 'application/json' },
     });
+    // axios' `timeout` stops counting once response headers arrive, so a trickling body could hold a call forever:
+    // every attempt (retries included: interceptors run again) also gets a wall-clock deadline.
+    this.http.interceptors.request.use((config) => {
+      const meta = (config as MetaConfig).cfsMeta;
+      if (meta) {
+        const deadline = AbortSignal.timeout(opts.requestTimeoutMs);
+        config.signal = meta.callerSignal ? AbortSignal.any([meta.callerSignal, deadline]) : deadline;
+      }
+      return config;
+    });
     axiosRetry(this.http, {
       retries: 20,
       shouldResetTimeout: true,
@@ -108,6 +120,8 @@ export class Transport {
       onRetry: (_count, error, config) => {
         const meta = (config as MetaConfig).cfsMeta;
         if (meta) {
+          // The delay before the next attempt listens to the caller only (the last attempt's deadline has fired).
+          config.signal = meta.callerSignal;
           this.report(config.method, meta.route, this.toError(error, meta.route).statusLabel, meta.attemptStartedAt);
           meta.attemptStartedAt = Date.now();
         }
@@ -117,8 +131,11 @@ export class Transport {
 
   private shouldRetry(error: AxiosError): boolean {
     const config = error.config as MetaConfig | undefined;
-    if (!config || config.signal?.aborted || axios.isCancel(error)) return false;
+    if (!config) return false;
     const meta = config.cfsMeta;
+    if (meta?.callerSignal?.aborted) return false;
+    // Cancelled without the caller asking: the attempt's deadline fired, i.e. a timeout after the request was sent.
+    if (axios.isCancel(error) || error.code === 'ERR_CANCELED') return isIdempotent(config.method) && !!meta && Date.now() - meta.startedAt < this.opts.retryBudgetMs;
     if (meta && Date.now() - meta.startedAt >= this.opts.retryBudgetMs) return false; // budget spent
     const code = error.code ?? '';
     if (NOT_SENT_CODES.has(code)) return true; // never reached the server: safe for every method
@@ -159,8 +176,7 @@ export class Transport {
         ...(spec.body === undefined ? {} : { 'Content-Type': 'application/json' }),
         ...(token ? { Authorization: `Bearer ${token}` } : {}),
       },
-      signal: spec.signal,
-      cfsMeta: { startedAt: Date.now(), attemptStartedAt: Date.now(), route: spec.route },
+      cfsMeta: { startedAt: Date.now(), attemptStartedAt: Date.now(), route: spec.route, callerSignal: spec.signal },
     };
     let text: string;
     try {
@@ -168,7 +184,7 @@ export class Transport {
       text = typeof response.data === 'string' ? response.data : '';
       this.report(spec.method, spec.route, String(response.status), config.cfsMeta!.attemptStartedAt);
     } catch (err) {
-      const error = this.toError(err, spec.route, spec.method, url);
+      const error = this.toError(err, spec.route, spec.method, url, spec.signal);
       this.report(spec.method, spec.route, error.statusLabel, config.cfsMeta!.attemptStartedAt);
       throw error;
     }
@@ -189,13 +205,15 @@ export class Transport {
   }
 
   /** Maps whatever axios threw onto a CfsError. */
-  toError(err: unknown, route: string, method?: string, url?: string): CfsError {
+  toError(err: unknown, route: string, method?: string, url?: string, callerSignal?: AbortSignal): CfsError {
     if (err instanceof CfsError) return err;
     const ax = err as AxiosError;
     const m = (method ?? ax.config?.method ?? 'GET').toUpperCase();
     const u = url ?? `${ax.config?.baseURL ?? ''}${ax.config?.url ?? ''}`;
     if (axios.isCancel(err) || ax.code === 'ERR_CANCELED') {
-      return new CfsError('aborted', `request aborted: ${m} ${u}`, m, u, route, undefined, undefined, false);
+      const caller = callerSignal ?? (ax.config as MetaConfig | undefined)?.cfsMeta?.callerSignal;
+      if (caller?.aborted) return new CfsError('aborted', `request aborted: ${m} ${u}`, m, u, route, undefined, undefined, false);
+      return new CfsError('timeout', `timeout (${this.opts.requestTimeoutMs} ms deadline) calling CFS ${m} ${u}`, m, u, route);
     }
     if (ax.response) {
       const status = ax.response.status;
@@ -207,8 +225,8 @@ export class Transport {
           /* keep the text */
         }
       }
-      const detail =
-        body && typeof body === 'object' && 'detail' in body ? String((body as { detail: unknown }).detail) : '';
+      const raw = body && typeof body === 'object' ? (body as { detail?: unknown }).detail : undefined;
+      const detail = typeof raw === 'string' ? raw.slice(0, 500) : '';
       return new CfsError('http', `${status} from CFS for ${m} ${u}${detail ? `: ${detail}` : ''}`, m, u, route, status, body);
     }
     const code = ax.code ?? '';
