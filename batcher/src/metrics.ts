@@ -73,7 +73,7 @@ export function createMetrics(opts: { version?: string; defaultMetrics?: boolean
       registers,
     }),
     batches: new Gauge({ name: 'cfs_batcher_batches', help: 'Batches by state', labelNames: ['state'] as const, registers }),
-    pendingComponents: new Gauge({ name: 'cfs_batcher_pending_components', help: 'Pending components seen in the last collection', registers }),
+    pendingComponents: new Gauge({ name: 'cfs_batcher_pending_components', help: 'Schedulable pending components seen in the last collection', registers }),
     invalidRecords: new Counter({
       name: 'cfs_batcher_invalid_records_total',
       help: 'Records from CFS that were rejected',

@@ -2,7 +2,7 @@
 import { getLogLevel, setLogLevel } from '@cfs-batcher/shared';
 import { DEFAULT_OPTIONS } from '@cfs-batcher/batcher';
 import type { Simulator } from '@cfs-batcher/cfs-sim';
-import { captureLogs, count, ids, putComponents, putConfig, sessions, startHarness, type Harness } from './harness';
+import { captureLogs, count, ids, putComponents, putConfig, sessions, startHarness, fastOptions, type Harness } from './harness';
 
 let h: Harness;
 let logs: ReturnType<typeof captureLogs>;
@@ -93,7 +93,7 @@ describe('batching and sending', () => {
       seed: (sim) => {
         putConfig(sim, 'cfg', 1);
         putConfig(sim, 'other', 1);
-        sim.state.options = { ...DEFAULT_OPTIONS, batch_window: 0 };
+        fastOptions(sim);
         putComponents(sim, ['a1', 'a2']);
         putComponents(sim, ['b1'], { desired_config: 'other', tags: { t: '1' } });
         putComponents(sim, ['b2'], { desired_config: 'other', tags: { t: '2' } });
@@ -114,7 +114,7 @@ describe('completion handling', () => {
   async function oneSession(seed: (sim: Simulator) => void) {
     h = await startHarness({
       seed: (sim) => {
-        sim.state.options = { ...DEFAULT_OPTIONS, batch_window: 0 };
+        fastOptions(sim);
         seed(sim);
       },
     });
@@ -234,7 +234,7 @@ describe('backoff and batcher_disable', () => {
     h = await startHarness({
       seed: (sim) => {
         putConfig(sim, 'cfg', 1);
-        sim.state.options = { ...DEFAULT_OPTIONS, batch_size: 1, batch_window: 0, default_batcher_retry_policy: 10 };
+        fastOptions(sim, { batch_size: 1, default_batcher_retry_policy: 10 });
         putComponents(sim, ids('n', 20));
         sim.operator.addSessionMode({ mode: 'clone_failure' });
       },
@@ -269,7 +269,7 @@ describe('backoff and batcher_disable', () => {
     h = await startHarness({
       seed: (sim) => {
         putConfig(sim, 'cfg', 1);
-        sim.state.options = { ...DEFAULT_OPTIONS, batch_window: 0 };
+        fastOptions(sim);
         putComponents(sim, ['x1']);
         sim.operator.setComponentOutcome('x1', 'skip');
       },

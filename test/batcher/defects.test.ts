@@ -1,7 +1,7 @@
 /** The original's defects, each fixed deliberately and tested against the simulator. */
 import { CfsClient, CfsError, type CfsSession, type Phase } from '@cfs-batcher/shared';
-import { DEFAULT_OPTIONS, createBatcher, type CfsApi } from '@cfs-batcher/batcher';
-import { captureLogs, count, ids, putComponents, putConfig, sessions, startHarness, type Harness } from './harness';
+import { createBatcher, type CfsApi } from '@cfs-batcher/batcher';
+import { captureLogs, count, fastOptions, ids, putComponents, putConfig, sessions, startHarness, type Harness } from './harness';
 import type { Simulator } from '@cfs-batcher/cfs-sim';
 
 let h: Harness;
@@ -15,9 +15,7 @@ afterEach(async () => {
   await h?.close();
 });
 
-const fast = (sim: Simulator, extra: Record<string, unknown> = {}) => {
-  sim.state.options = { ...DEFAULT_OPTIONS, batch_window: 0, ...extra };
-};
+const fast = fastOptions;
 
 function runningSession(name: string, limit: string, configLimit = '0', status = 'running'): Parameters<Simulator['state']['putSession']>[0] {
   return {

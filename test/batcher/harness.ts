@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import winston from 'winston';
 import { createSimulator, type Simulator } from '@cfs-batcher/cfs-sim';
 import { addLogTransport, CfsClient, setLogSilent, type CfsClientOptions } from '@cfs-batcher/shared';
-import { createBatcher, type Batcher, type BatcherDeps } from '@cfs-batcher/batcher';
+import { DEFAULT_OPTIONS, createBatcher, type Batcher, type BatcherDeps } from '@cfs-batcher/batcher';
 import { COMMIT_A } from './fixtures';
 
 export interface LogLine {
@@ -64,6 +64,11 @@ export function putConfig(sim: Simulator, name = 'cfg', layers = 1, commit = COM
     name,
     layers: Array.from({ length: layers }, (_, i) => ({ name: `l${i}`, clone_url: `https://vcs/l${i}.git`, commit, playbook: 'site.yml' })),
   });
+}
+
+/** Options with no batch window (a batch is ready one tick after it forms), plus any overrides. */
+export function fastOptions(sim: Simulator, extra: Record<string, unknown> = {}): void {
+  sim.state.options = { ...DEFAULT_OPTIONS, batch_window: 0, ...extra };
 }
 
 export function putComponents(sim: Simulator, ids: string[], over: Record<string, unknown> = {}): void {

@@ -4,8 +4,8 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { readHeartbeat, type Phase } from '@cfs-batcher/shared';
-import { DEFAULT_OPTIONS, createBatcher, serveMetrics, serverPort } from '@cfs-batcher/batcher';
-import { captureLogs, putComponents, putConfig, startHarness, type Harness } from './harness';
+import { createBatcher, serveMetrics, serverPort } from '@cfs-batcher/batcher';
+import { captureLogs, putComponents, putConfig, startHarness, fastOptions, type Harness } from './harness';
 
 let h: Harness;
 let logs: ReturnType<typeof captureLogs>;
@@ -22,7 +22,7 @@ afterEach(async () => {
 });
 
 it('writes the heartbeat at start, at each phase and at the end of a cycle; sequence advances on every write', async () => {
-  h = await startHarness({ seed: (sim) => { putConfig(sim); sim.state.options = { ...DEFAULT_OPTIONS, batch_window: 0 }; putComponents(sim, ['x1']); } });
+  h = await startHarness({ seed: (sim) => { putConfig(sim); fastOptions(sim); putComponents(sim, ['x1']); } });
   const file = path.join(dir, 'hb.json');
   const seen: { phase: Phase; sequence: number }[] = [];
   const ac = new AbortController();

@@ -2,8 +2,7 @@
 import { context, trace, SpanStatusCode } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { DEFAULT_OPTIONS } from '@cfs-batcher/batcher';
-import { captureLogs, putComponents, putConfig, startHarness, type Harness } from './harness';
+import { captureLogs, putComponents, putConfig, startHarness, fastOptions, type Harness } from './harness';
 
 const exporter = new InMemorySpanExporter();
 const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
@@ -31,7 +30,7 @@ afterEach(async () => {
 });
 
 it('a cycle is a root span with a child per phase and a span per created session', async () => {
-  h = await startHarness({ seed: (sim) => { putConfig(sim); sim.state.options = { ...DEFAULT_OPTIONS, batch_window: 0 }; putComponents(sim, ['x1', 'x2']); } });
+  h = await startHarness({ seed: (sim) => { putConfig(sim); fastOptions(sim); putComponents(sim, ['x1', 'x2']); } });
   await h.batcher.runCycle();
   h.clock.advance(1);
   await h.batcher.runCycle();
