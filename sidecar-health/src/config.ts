@@ -3,6 +3,7 @@
  * a bad value is a ConfigError at start-up that names the variable.
  */
 import {
+  CFS_OPTION_DEFAULTS,
   ConfigError,
   DEFAULT_HEARTBEAT_PATH,
   PHASES,
@@ -83,7 +84,7 @@ export function thresholdsFromEnv(env: NodeJS.ProcessEnv = process.env): Thresho
     defaultPhaseBudgetMs: 120_000,
     progressDeadlineMs: deadlineS > 0 ? deadlineS * 1000 : null,
     progressIntervals: envInt(env, 'SIDECAR_PROGRESS_INTERVALS', 6, 1, 1000),
-    defaultCheckIntervalS: 10,
+    defaultCheckIntervalS: CFS_OPTION_DEFAULTS.batcher_check_interval,
     // Three missed polls: one slow answer must not switch the progress rule off and on.
     cfsStaleMs: Math.max(3 * cfsPollS * 1000, 5000),
   };
