@@ -23,8 +23,9 @@ export function isListenError(err: unknown): err is NodeJS.ErrnoException & { po
 export function startFailure(err: unknown): { line: string; code: number } | null {
   if (err instanceof ConfigError) return { line: `Configuration error: ${err.message}`, code: EXIT_CONFIG_ERROR };
   if (isListenError(err)) {
-    const where = `${err.address ?? ''}${err.port !== undefined ? `:${err.port}` : ''}`;
-    return { line: `Cannot listen on ${where || 'the configured port'}: ${err.code ?? err.message} (${err.message})`, code: EXIT_LISTEN_ERROR };
+    const where = `${err.address ?? ''}${err.port !== undefined ? `:${err.port}` : ''}` || 'the configured port';
+    const why = err.code === 'EADDRINUSE' ? `port ${err.port ?? '?'} is already in use` : err.message;
+    return { line: `Cannot listen on ${where}: ${err.code ?? 'error'}, ${why}`, code: EXIT_LISTEN_ERROR };
   }
   return null;
 }
