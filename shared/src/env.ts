@@ -25,6 +25,7 @@ export function envInt(env: Env, name: string, fallback: number, min = 0, max = 
   if (raw === undefined || raw.trim() === '') return fallback;
   if (!/^-?\d+$/.test(raw.trim())) throw new ConfigError(`${name}=${JSON.stringify(raw)} is not an integer`);
   const value = Number(raw.trim());
+  if (value < min && max === Number.MAX_SAFE_INTEGER) throw new ConfigError(`${name}=${value} is below ${min}`);
   if (value < min || value > max) throw new ConfigError(`${name}=${value} is outside ${min}..${max}`);
   return value;
 }
