@@ -12,7 +12,8 @@
  * Configured by the standard OTEL_* environment (endpoint, service name, sampler, OTEL_SDK_DISABLED, resource
  * attributes) plus POD_NAME / POD_NAMESPACE / CONTAINER_NAME from the downward API (see docs/CONTRACTS.md).
  */
-import { type Attributes, type DiagLogger, DiagConsoleLogger, DiagLogLevel, diag } from '@opentelemetry/api';
+import { type Attributes, type DiagLogger, DiagConsoleLogger, DiagLogLevel, type TextMapPropagator, diag } from '@opentelemetry/api';
+import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { registerInstrumentations } from '@opentelemetry/instrumentation';
 import { ExpressInstrumentation, ExpressLayerType } from '@opentelemetry/instrumentation-express';
@@ -163,6 +164,23 @@ function inactive(): Telemetry {
   };
 }
 
+/**
+ * OTEL_PROPAGATORS as NodeSDK read it, for the W3C propagators we ship (b3/jaeger would need packages we do not):
+ * undefined = the provider's default (tracecontext + baggage), null = none.
+ */
+export function propagatorFromEnv(env: Env = process.env): TextMapPropagator | null | undefined {
+  const names = (env.OTEL_PROPAGATORS ?? '').split(',').map((n) => n.trim().toLowerCase()).filter((n) => n !== '');
+  if (names.length === 0) return undefined;
+  if (names.includes('none')) return null;
+  const propagators: TextMapPropagator[] = [];
+  for (const name of new Set(names)) {
+    if (name === 'tracecontext') propagators.push(new W3CTraceContextPropagator());
+    else if (name === 'baggage') propagators.push(new W3CBaggagePropagator());
+    else log.warn(`Unsupported OTEL_PROPAGATORS value "${name}" ignored (supported: tracecontext, baggage, none)`);
+  }
+  return propagators.length === 0 ? undefined : new CompositePropagator({ propagators });
+}
+
 function startSdk(opts: TelemetryOptions): Telemetry {
   setDiagLogger(process.env);
   let resource = defaultResource().merge(resourceFromAttributes(baseResourceAttributes(opts)));
@@ -170,7 +188,7 @@ function startSdk(opts: TelemetryOptions): Telemetry {
     resource = resource.merge(detectResources({ detectors: [envDetector, processDetector, hostDetector] }));
   }
   const provider = new NodeTracerProvider({ resource, spanProcessors: opts.spanProcessors ?? spanProcessorsFromEnv() });
-  provider.register(); // global tracer provider, AsyncLocalStorage context, W3C propagators
+  provider.register({ propagator: propagatorFromEnv() }); // global tracer provider, AsyncLocalStorage context
   const unregister = registerInstrumentations({
     tracerProvider: provider,
     instrumentations: [

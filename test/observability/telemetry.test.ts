@@ -29,7 +29,7 @@ import {
   withSpan,
   type Telemetry,
 } from '@cfs-batcher/shared';
-import { baseResourceAttributes, boundedShutdown, spanProcessorsFromEnv, startTelemetry } from '@cfs-batcher/shared/tracing';
+import { baseResourceAttributes, boundedShutdown, propagatorFromEnv, spanProcessorsFromEnv, startTelemetry } from '@cfs-batcher/shared/tracing';
 
 /** Collect JSON log lines through a winston Stream transport. */
 function captureLogs(): { lines: Record<string, unknown>[]; stop: () => void } {
@@ -110,6 +110,13 @@ describe('pure helpers', () => {
     expect(tracingEnabled({ OTEL_TRACES_EXPORTER: 'console' })).toBe(true);
     expect(tracingEnabled({ OTEL_TRACES_EXPORTER: ' ' })).toBe(false);
     expect(tracingEnabled({ OTEL_TRACES_EXPORTER: 'console', OTEL_SDK_DISABLED: 'true' })).toBe(false);
+  });
+
+  test('OTEL_PROPAGATORS picks the W3C propagators; none gives none; unset keeps the default', () => {
+    expect(propagatorFromEnv({})).toBeUndefined();
+    expect(propagatorFromEnv({ OTEL_PROPAGATORS: 'none' })).toBeNull();
+    expect(propagatorFromEnv({ OTEL_PROPAGATORS: 'tracecontext' })?.fields()).toEqual(['traceparent', 'tracestate']);
+    expect(propagatorFromEnv({ OTEL_PROPAGATORS: 'tracecontext, baggage,b3' })?.fields()).toEqual(['traceparent', 'tracestate', 'baggage']);
   });
 
   test('OTEL_TRACES_EXPORTER selects the processors; none gives none', () => {
