@@ -52,6 +52,7 @@ const sidecarEnv = (extra: Record<string, string>): Record<string, string> => ({
     ['a CFS_API_URL that is not a URL', { CFS_API_URL: 'cray-cfs-api/v3' }, /^Configuration error: CFS_API_URL="cray-cfs-api\/v3" is not a URL$/],
     ['a CFS_API_URL that is not http(s)', { CFS_API_URL: 'ftp://cfs/v3' }, /^Configuration error: CFS_API_URL="ftp:\/\/cfs\/v3" is not an http or https URL$/],
     ['an unreadable CFS_TOKEN_FILE', { CFS_TOKEN_FILE: unreadable }, /^Configuration error: CFS_TOKEN_FILE=\S+missing-token cannot be read \(ENOENT\)$/],
+    ['a bad phase budget', { SIDECAR_PHASE_BUDGETS: 'send=0' }, /^Configuration error: SIDECAR_PHASE_BUDGETS="send=0": budget for send must be at least 1 s$/],
     ['an unreadable CA_CERT', { CA_CERT: tmp.dir }, /^Configuration error: CA_CERT=\S+ cannot be read \(EISDIR\)$/],
   ];
 
