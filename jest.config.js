@@ -6,6 +6,8 @@ module.exports = {
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/test/tsconfig.json' }] },
   moduleNameMapper: {
     '^@cfs-batcher/(shared|cfs-sim|batcher|sidecar-health)$': '<rootDir>/$1/src/index.ts',
+    // subpath entries (package.json "exports"): @cfs-batcher/shared/tracing -> shared/src/tracing.ts
+    '^@cfs-batcher/(shared|cfs-sim|batcher|sidecar-health)/([a-z-]+)$': '<rootDir>/$1/src/$2.ts',
   },
   testTimeout: 60000,
 };

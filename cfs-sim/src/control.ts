@@ -1,4 +1,5 @@
 /** /__sim: the simulator's own control API (not part of CFS). */
+import { formatZodIssues } from '@cfs-batcher/shared';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { z } from 'zod';
 import type { SimDeps } from './deps';
@@ -31,7 +32,7 @@ function bad(res: Response, detail: string): void {
 }
 
 function issues(err: z.ZodError): string {
-  return err.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`).join('; ');
+  return formatZodIssues(err, { max: Infinity, root: '(body)' });
 }
 
 export function controlRouter(deps: ControlDeps): express.Router {

@@ -1,8 +1,9 @@
 /**
  * CLI: node cfs-sim/dist/main.js --port PORT [--host H] [--scenario FILE] [--generate N] [--validate]
- * Logs JSON (getLogger('cfs-sim')); exits cleanly on SIGTERM/SIGINT.
+ * Logs JSON (getLogger('cfs-sim')); exits cleanly on SIGTERM/SIGINT. A bad argument or scenario exits 2 and a busy
+ * port 1, each with one line (runMain).
  */
-import { getLogger, parseCfsLogLevel, setLogLevel } from '@cfs-batcher/shared';
+import { ConfigError, getLogger, parseCfsLogLevel, runMain, setLogLevel } from '@cfs-batcher/shared';
 import { createSimulator } from './simulator';
 
 const log = getLogger('cfs-sim');
@@ -21,11 +22,11 @@ export function parseArgs(argv: string[]): Args {
     const flag = argv[i];
     const value = (): string => {
       const v = argv[++i];
-      if (v === undefined) throw new Error(`${flag} needs a value`);
+      if (v === undefined) throw new ConfigError(`${flag} needs a value`);
       return v;
     };
     const int = (name: string, v: string, min: number, max: number): number => {
-      if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) throw new Error(`${name} must be an integer in ${min}..${max}, got '${v}'`);
+      if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) throw new ConfigError(`${name}=${v} is not an integer in ${min}..${max}`);
       return Number(v);
     };
     switch (flag) {
@@ -45,7 +46,7 @@ export function parseArgs(argv: string[]): Args {
         args.validate = true;
         break;
       default:
-        throw new Error(`unknown argument '${flag}' (usage: --port PORT [--host H] [--scenario FILE] [--generate N] [--validate])`);
+        throw new ConfigError(`unknown argument '${flag}' (usage: --port PORT [--host H] [--scenario FILE] [--generate N] [--validate])`);
     }
   }
   return args;
@@ -53,13 +54,7 @@ export function parseArgs(argv: string[]): Args {
 
 async function main(): Promise<void> {
   setLogLevel(parseCfsLogLevel(process.env.LOG_LEVEL));
-  let args: Args;
-  try {
-    args = parseArgs(process.argv.slice(2));
-  } catch (err) {
-    log.error((err as Error).message);
-    process.exit(2);
-  }
+  const args = parseArgs(process.argv.slice(2));
   let sim;
   try {
     sim = createSimulator({
@@ -68,8 +63,7 @@ async function main(): Promise<void> {
       validateWithSpec: args.validate,
     });
   } catch (err) {
-    log.error('cannot start the simulator', { error: (err as Error).message });
-    process.exit(2);
+    throw new ConfigError(`cannot start the simulator: ${(err as Error).message}`);
   }
   const { url } = await sim.listen(args.port, args.host);
   log.info('ready', { url, components: sim.state.components.size, configurations: sim.state.configurations.size });
@@ -90,4 +84,9 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
 }
 
-if (require.main === module) void main();
+if (require.main === module) {
+  runMain(main, (err) => {
+    log.error('simulator failed', { error: (err as Error).message, stack: (err as Error).stack });
+    process.exit(1);
+  });
+}

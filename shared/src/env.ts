@@ -2,6 +2,8 @@
  * Typed reads of environment settings. A bad value is an error that names the variable and what was wrong,
  * raised at start-up so a misconfigured container fails fast and says why.
  */
+import { readFileSync } from 'node:fs';
+
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }
@@ -23,24 +25,35 @@ export function envInt(env: Env, name: string, fallback: number, min = 0, max = 
   if (raw === undefined || raw.trim() === '') return fallback;
   if (!/^-?\d+$/.test(raw.trim())) throw new ConfigError(`${name}=${JSON.stringify(raw)} is not an integer`);
   const value = Number(raw.trim());
+  if (value < min && max === Number.MAX_SAFE_INTEGER) throw new ConfigError(`${name}=${value} is below ${min}`);
   if (value < min || value > max) throw new ConfigError(`${name}=${value} is outside ${min}..${max}`);
   return value;
 }
 
-export function envNumber(env: Env, name: string, fallback: number, min = 0): number {
-  const raw = env[name];
-  if (raw === undefined || raw.trim() === '') return fallback;
-  const value = Number(raw.trim());
-  if (!Number.isFinite(value)) throw new ConfigError(`${name}=${JSON.stringify(raw)} is not a number`);
-  if (value < min) throw new ConfigError(`${name}=${value} is below ${min}`);
+/** The variable must hold an http or https URL. */
+export function envHttpUrl(env: Env, name: string, fallback: string): string {
+  const value = envString(env, name, fallback);
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(`${name}=${JSON.stringify(value)} is not a URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError(`${name}=${JSON.stringify(value)} is not an http or https URL`);
+  }
   return value;
 }
 
-export function envBool(env: Env, name: string, fallback: boolean): boolean {
-  const raw = env[name];
-  if (raw === undefined || raw.trim() === '') return fallback;
-  const v = raw.trim().toLowerCase();
-  if (['1', 'true', 'yes', 'on'].includes(v)) return true;
-  if (['0', 'false', 'no', 'off'].includes(v)) return false;
-  throw new ConfigError(`${name}=${JSON.stringify(raw)} is not a boolean (true/false)`);
+/** The variable, when set, must name a file this process can read now. */
+export function envReadableFile(env: Env, name: string): string | undefined {
+  const file = envOptionalString(env, name);
+  if (file === undefined) return undefined;
+  try {
+    readFileSync(file);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+    throw new ConfigError(`${name}=${file} cannot be read (${code})`);
+  }
+  return file;
 }

@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { formatZodIssues } from './contract';
 
 export const HEARTBEAT_FORMAT = 1;
 /** A heartbeat is a few hundred bytes; anything far larger is not ours and is not parsed. */
@@ -127,10 +128,7 @@ export function parseHeartbeat(text: string): { ok: true; heartbeat: Heartbeat }
   }
   const parsed = heartbeatSchema.safeParse(data);
   if (!parsed.success) {
-    const issues = parsed.error.issues
-      .slice(0, 5)
-      .map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`)
-      .join('; ');
+    const issues = formatZodIssues(parsed.error, { max: 5 });
     return { ok: false, reason: 'invalid', detail: `heartbeat does not match format ${HEARTBEAT_FORMAT}: ${issues}` };
   }
   return { ok: true, heartbeat: parsed.data };

@@ -1,5 +1,8 @@
 export * from './env';
+export * from './contract';
 export * from './logger';
 export * from './heartbeat';
 export * from './cfs';
+export * from './run-main';
+// span helpers only: the SDK is `@cfs-batcher/shared/tracing`, loaded by startTracing() when tracing is on
 export * from './telemetry';

@@ -2,13 +2,11 @@
  * The sidecar's own cheap look at CFS: one limit=1 page of pending components and of running/pending batcher
  * sessions. Never called on a probe path; the evaluator loop runs it at most once per poll period.
  */
-import { isCfsError, type CfsClient, type ComponentFilter, type ListOptions, type SessionFilter } from '@cfs-batcher/shared';
+import { BATCHER_SESSION_PREFIX, isCfsError, type CfsClient, type ComponentFilter, type ListOptions, type SessionFilter } from '@cfs-batcher/shared';
 import type { CfsObservation, Now } from './history';
 
 /** The two client calls the sidecar needs (the shared CfsClient satisfies it; tests may fake it). */
 export type SidecarCfsClient = Pick<CfsClient, 'listComponents' | 'listSessions'>;
-
-export const BATCHER_SESSION_PREFIX = 'batcher-';
 
 async function firstPage<T>(gen: AsyncGenerator<T>): Promise<T | undefined> {
   try {

@@ -3,6 +3,7 @@
  * a bad value is a ConfigError at start-up that names the variable.
  */
 import {
+  CFS_OPTION_DEFAULTS,
   ConfigError,
   DEFAULT_HEARTBEAT_PATH,
   PHASES,
@@ -51,20 +52,21 @@ export const DEFAULT_PHASE_BUDGETS = 'starting=60,rebuild=300,options=60,check_s
 /** Pure: "rebuild=300,options=60" -> { rebuild: 300000, options: 60000 }. */
 export function parsePhaseBudgets(text: string, name = 'SIDECAR_PHASE_BUDGETS'): Partial<Record<Phase, number>> {
   const out: Partial<Record<Phase, number>> = {};
+  const setting = `${name}=${JSON.stringify(text)}`; // the Configuration error line names the variable and value
   for (const raw of text.split(',')) {
     const item = raw.trim();
     if (item === '') continue;
     const m = /^([a-z_]+)\s*=\s*(\d+)$/.exec(item);
-    if (!m) throw new ConfigError(`${name}: "${item}" is not phase=seconds`);
+    if (!m) throw new ConfigError(`${setting}: "${item}" is not phase=seconds`);
     const phase = m[1] as Phase;
     if (!(PHASES as readonly string[]).includes(phase)) {
-      throw new ConfigError(`${name}: unknown phase "${m[1]}" (phases: ${PHASES.join(', ')})`);
+      throw new ConfigError(`${setting}: unknown phase "${m[1]}" (phases: ${PHASES.join(', ')})`);
     }
     if (UNBUDGETED.has(phase)) {
-      throw new ConfigError(`${name}: phase "${phase}" takes no budget (sleep is bounded by the freshness limit, waits are exempt)`);
+      throw new ConfigError(`${setting}: phase "${phase}" takes no budget (sleep is bounded by the freshness limit, waits are exempt)`);
     }
     const seconds = Number(m[2]);
-    if (seconds < 1) throw new ConfigError(`${name}: budget for ${phase} must be at least 1 s`);
+    if (seconds < 1) throw new ConfigError(`${setting}: budget for ${phase} must be at least 1 s`);
     out[phase] = seconds * 1000;
   }
   return out;
@@ -83,7 +85,7 @@ export function thresholdsFromEnv(env: NodeJS.ProcessEnv = process.env): Thresho
     defaultPhaseBudgetMs: 120_000,
     progressDeadlineMs: deadlineS > 0 ? deadlineS * 1000 : null,
     progressIntervals: envInt(env, 'SIDECAR_PROGRESS_INTERVALS', 6, 1, 1000),
-    defaultCheckIntervalS: 10,
+    defaultCheckIntervalS: CFS_OPTION_DEFAULTS.batcher_check_interval,
     // Three missed polls: one slow answer must not switch the progress rule off and on.
     cfsStaleMs: Math.max(3 * cfsPollS * 1000, 5000),
   };

@@ -3,7 +3,7 @@
  * verdict and exits 0 (healthy) or 1.
  */
 import { telemetry } from './tracing-preload';
-import { ConfigError, getLogger, parseCfsLogLevel, setLogLevel } from '@cfs-batcher/shared';
+import { getLogger, parseCfsLogLevel, runMain, setLogLevel } from '@cfs-batcher/shared';
 import { runCheck, type CheckKind } from './check';
 import { configFromEnv } from './config';
 import { createSidecar, systemClock } from './sidecar';
@@ -39,23 +39,19 @@ async function check(args: string[]): Promise<number> {
   return r.ok ? 0 : 1;
 }
 
-async function main(): Promise<void> {
+async function main(): Promise<number | void> {
   setLogLevel(parseCfsLogLevel(process.env.LOG_LEVEL, 'INFO'));
   const [cmd, ...rest] = process.argv.slice(2);
-  if (cmd === 'check') {
-    process.exitCode = await check(rest);
-    return;
-  }
+  if (cmd === 'check') return check(rest);
   if (cmd !== undefined && cmd !== 'serve') {
     process.stderr.write(`usage: main.js [serve] | check [live|startup] [--standalone]\n`);
-    process.exitCode = 1;
-    return;
+    return 1;
   }
   await serve();
 }
 
-main().catch((err: unknown) => {
-  if (err instanceof ConfigError) log.error(`Configuration error: ${err.message}`);
-  else log.error(`Health sidecar failed: ${(err as Error).message}`, { stack: (err as Error).stack });
+// a configuration error exits 2 and a busy port 1, each with one line (runMain)
+runMain(main, (err) => {
+  log.error(`Health sidecar failed: ${(err as Error).message}`, { stack: (err as Error).stack });
   process.exit(1);
 });

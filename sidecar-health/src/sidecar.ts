@@ -3,11 +3,10 @@
  * at most once per poll period, and the express app that serves the cache.
  */
 import { constants as fsc, promises as fs } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { CfsClient, getLogger, readHeartbeat, type HeartbeatReadResult } from '@cfs-batcher/shared';
+import { CfsClient, getLogger, listen, readHeartbeat, type HeartbeatReadResult } from '@cfs-batcher/shared';
 import type { Express } from 'express';
 import { createApp } from './app';
 import { observeCfs, type SidecarCfsClient } from './cfs-observer';
@@ -176,11 +175,10 @@ export function createSidecar(config: SidecarConfig, deps: SidecarDeps = {}): Si
     status,
     async start() {
       await loop();
-      server = await new Promise<Server>((resolve, reject) => {
-        const s = app.listen(config.port, config.host, () => resolve(s));
-        s.once('error', reject);
-      });
-      const port = (server.address() as AddressInfo).port;
+      // not app.listen: Express 5 hands a listen error to the callback, where it was read as an address
+      const s = createServer(app);
+      const { port } = await listen(s, config.port, config.host);
+      server = s;
       log.info(`Health sidecar listening on ${config.host}:${port}`, { heartbeat_path: config.heartbeatPath, cfs_poll_ms: client ? config.cfsPollMs : 0 });
       return port;
     },

@@ -2,7 +2,7 @@
  * The verdict: a pure function of the clock, the latest heartbeat read, the sidecar's history and the CFS cache.
  * Every failing verdict carries a stable reason code and a sentence with the figures an admin needs.
  */
-import { WAIT_PHASES, type Heartbeat, type HeartbeatReadResult } from '@cfs-batcher/shared';
+import { CFS_OPTION_DEFAULTS, WAIT_PHASES, type Heartbeat, type HeartbeatReadResult } from '@cfs-batcher/shared';
 import type { Thresholds } from './config';
 import { usableCfs, type CfsCache, type History, type Now } from './history';
 
@@ -66,7 +66,7 @@ export function phaseBudgetMs(hb: Heartbeat, t: Thresholds): number | null {
 export function progressDeadlineMs(hb: Heartbeat | null, t: Thresholds): number {
   if (t.progressDeadlineMs !== null) return t.progressDeadlineMs;
   const interval = hb?.options.batcher_check_interval ?? t.defaultCheckIntervalS;
-  const window = hb?.options.batch_window ?? 60;
+  const window = hb?.options.batch_window ?? CFS_OPTION_DEFAULTS.batch_window;
   // Never shorter than three of the sidecar's own CFS rounds (cfsStaleMs): "no active session" is sampled once a round, and a
   // short-lived session between two samples must not read as a stall.
   return Math.max((window + t.progressIntervals * interval) * 1000, t.cfsStaleMs);

@@ -60,9 +60,49 @@ const ignorePatterns = readFileSync(path.join(ROOT, '.dockerignore'), 'utf8')
   .filter((l) => l !== '' && !l.startsWith('#'));
 
 const images = [
-  { file: 'Dockerfile.batcher', entry: 'batcher/dist/main.js' },
-  { file: 'Dockerfile.sidecar', entry: 'sidecar-health/dist/main.js' },
+  { file: 'Dockerfile.batcher', entry: 'batcher/dist/main.js', workspace: 'batcher', mustNotShip: ['express', 'express-openapi-validator', 'yaml'] },
+  { file: 'Dockerfile.sidecar', entry: 'sidecar-health/dist/main.js', workspace: 'sidecar-health', mustNotShip: ['express-openapi-validator', 'yaml'] },
 ];
+
+interface LockEntry {
+  dependencies?: Record<string, string>;
+  optionalDependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+  link?: boolean;
+  resolved?: string;
+}
+
+/** Pure: the package names a workspace's production install holds, walking package-lock.json from that workspace. */
+export function runtimeClosure(lock: { packages: Record<string, LockEntry> }, workspace: string): Set<string> {
+  const seen = new Set<string>();
+  const queue: [string, string][] = Object.keys(lock.packages[workspace]?.dependencies ?? {}).map((n) => [workspace, n]);
+  for (let guard = 0; queue.length > 0 && guard < 100_000; guard++) {
+    const [from, name] = queue.shift()!;
+    // node's lookup: the nearest node_modules up from the requiring package
+    let dir = from;
+    let key: string | undefined;
+    for (;;) {
+      const candidate = dir === '' ? `node_modules/${name}` : `${dir}/node_modules/${name}`;
+      if (lock.packages[candidate]) {
+        key = candidate;
+        break;
+      }
+      if (dir === '') break;
+      const i = dir.lastIndexOf('/node_modules/');
+      dir = i < 0 ? '' : dir.slice(0, i);
+    }
+    if (!key || seen.has(key)) continue;
+    seen.add(key);
+    let entry = lock.packages[key]!;
+    let at = key;
+    if (entry.link && entry.resolved) {
+      at = entry.resolved;
+      entry = lock.packages[at] ?? {};
+    }
+    for (const n of Object.keys({ ...entry.dependencies, ...entry.optionalDependencies, ...entry.peerDependencies })) queue.push([at, n]);
+  }
+  return new Set([...seen].map((k) => k.slice(k.lastIndexOf('node_modules/') + 'node_modules/'.length)));
+}
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -116,7 +156,7 @@ async function stopChild(child: ChildProcess): Promise<number | null> {
   return code;
 }
 
-describe.each(images)('$file', ({ file, entry }) => {
+describe.each(images)('$file', ({ file, entry, workspace, mustNotShip }) => {
   const instructions = parseDockerfile(readFileSync(path.join(ROOT, file), 'utf8'));
   const froms = instructions.filter((i) => i.op === 'FROM');
   const entrypoint = JSON.parse(instructions.filter((i) => i.op === 'ENTRYPOINT').pop()?.args ?? 'null') as string[] | null;
@@ -135,6 +175,16 @@ describe.each(images)('$file', ({ file, entry }) => {
     );
     expect(args.RUNTIME_IMAGE).toMatch(/distroless\/nodejs20/);
     expect(args.BUILD_IMAGE).toMatch(/^node:20/);
+  });
+
+  it('installs only its own workspace\'s runtime dependencies, which leave out the other programs\' packages', () => {
+    const prod = instructions.filter((i) => i.op === 'RUN' && /npm ci\b.*--omit=dev/.test(i.args));
+    expect(prod.map((i) => i.args)).toEqual([expect.stringContaining(`--workspace=${workspace}`)]);
+    const closure = runtimeClosure(JSON.parse(readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8')), workspace);
+    expect(closure.has('@cfs-batcher/shared')).toBe(true);
+    expect(closure.has('@opentelemetry/sdk-trace-node')).toBe(true);
+    expect(closure.has('express')).toBe(workspace === 'sidecar-health'); // the walk finds what is there too
+    for (const name of [...mustNotShip, '@opentelemetry/sdk-node', 'jest', 'typescript']) expect(closure.has(name)).toBe(false);
   });
 
   it('copies the package.json of every workspace before npm ci', () => {

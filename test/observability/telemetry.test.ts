@@ -11,24 +11,25 @@ import {
   type SpanExporter,
 } from '@opentelemetry/sdk-trace-base';
 import winston from 'winston';
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
 import {
   ATTR,
   SPAN,
   addLogTransport,
-  baseResourceAttributes,
-  boundedShutdown,
   errorAttributes,
   getLogger,
   isUntracedPath,
   recordSpanError,
   sessionSpanAttributes,
   setLogSilent,
-  spanProcessorsFromEnv,
-  startTelemetry,
+  startTracing,
   telemetryDisabled,
+  tracingEnabled,
   withSpan,
   type Telemetry,
 } from '@cfs-batcher/shared';
+import { baseResourceAttributes, boundedShutdown, propagatorFromEnv, spanProcessorsFromEnv, startTelemetry } from '@cfs-batcher/shared/tracing';
 
 /** Collect JSON log lines through a winston Stream transport. */
 function captureLogs(): { lines: Record<string, unknown>[]; stop: () => void } {
@@ -100,6 +101,22 @@ describe('pure helpers', () => {
     expect(telemetryDisabled({ OTEL_SDK_DISABLED: 'TRUE' })).toBe(true);
     expect(telemetryDisabled({ OTEL_SDK_DISABLED: 'false' })).toBe(false);
     expect(telemetryDisabled({})).toBe(false);
+  });
+
+  test('tracing is on only with an exporter configured and the SDK not disabled', () => {
+    expect(tracingEnabled({})).toBe(false);
+    expect(tracingEnabled({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' })).toBe(true);
+    expect(tracingEnabled({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://127.0.0.1:4318/v1/traces' })).toBe(true);
+    expect(tracingEnabled({ OTEL_TRACES_EXPORTER: 'console' })).toBe(true);
+    expect(tracingEnabled({ OTEL_TRACES_EXPORTER: ' ' })).toBe(false);
+    expect(tracingEnabled({ OTEL_TRACES_EXPORTER: 'console', OTEL_SDK_DISABLED: 'true' })).toBe(false);
+  });
+
+  test('OTEL_PROPAGATORS picks the W3C propagators; none gives none; unset keeps the default', () => {
+    expect(propagatorFromEnv({})).toBeUndefined();
+    expect(propagatorFromEnv({ OTEL_PROPAGATORS: 'none' })).toBeNull();
+    expect(propagatorFromEnv({ OTEL_PROPAGATORS: 'tracecontext' })?.fields()).toEqual(['traceparent', 'tracestate']);
+    expect(propagatorFromEnv({ OTEL_PROPAGATORS: 'tracecontext, baggage,b3' })?.fields()).toEqual(['traceparent', 'tracestate', 'baggage']);
   });
 
   test('OTEL_TRACES_EXPORTER selects the processors; none gives none', () => {
@@ -300,6 +317,20 @@ describe('a collector that never answers', () => {
     }
   });
 
+  test('startTracing without an exporter configured is a disabled no-op', async () => {
+    delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+    delete process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
+    delete process.env.OTEL_TRACES_EXPORTER;
+    try {
+      const t = startTracing({ serviceName: 'cfs-batcher' });
+      expect(t.enabled).toBe(false);
+      await expect(withSpan(SPAN.cycle, {}, () => 'ok')).resolves.toBe('ok');
+      await t.shutdown();
+    } finally {
+      restoreEnv();
+    }
+  });
+
   test('OTEL_SDK_DISABLED=true gives a disabled no-op instance', async () => {
     process.env.OTEL_SDK_DISABLED = 'true';
     try {
@@ -310,5 +341,38 @@ describe('a collector that never answers', () => {
     } finally {
       restoreEnv();
     }
+  });
+});
+
+/** Module paths of the OpenTelemetry SDK packages a fresh node process has loaded after `script`. */
+function sdkModulesLoadedBy(script: string, env: Record<string, string>): string[] {
+  const probe = `${script};
+    const sdk = Object.keys(require.cache).filter((k) => /@opentelemetry[\\/](sdk-|exporter-|instrumentation|resources)/.test(k));
+    process.stdout.write(JSON.stringify(sdk));`;
+  const out = execFileSync(process.execPath, ['-e', probe], {
+    cwd: path.resolve(__dirname, '..', '..'),
+    env: { PATH: process.env.PATH ?? '', ...env },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  return JSON.parse(out.trim().split('\n').pop() ?? '[]') as string[];
+}
+
+describe('the shared barrel stays light (built shared/dist, child process)', () => {
+  const barrel = "const shared = require('./shared/dist/index.js')";
+
+  test('requiring the barrel loads no SDK, exporter, instrumentation or resource package', () => {
+    expect(sdkModulesLoadedBy(barrel, {})).toEqual([]);
+  });
+
+  test('startTracing with tracing off loads none either', () => {
+    expect(sdkModulesLoadedBy(`${barrel}; shared.startTracing({ serviceName: 'x' })`, {})).toEqual([]);
+  });
+
+  test('startTracing with an exporter configured loads the SDK, without sdk-node', () => {
+    const loaded = sdkModulesLoadedBy(`${barrel}; shared.startTracing({ serviceName: 'x' })`, { OTEL_TRACES_EXPORTER: 'none' });
+    expect(loaded.some((k) => /sdk-trace-node/.test(k))).toBe(true);
+    expect(loaded.some((k) => /instrumentation-http/.test(k))).toBe(true);
+    expect(loaded.some((k) => /sdk-node/.test(k))).toBe(false);
   });
 });

@@ -2,7 +2,8 @@
  * Typed CFS v3 client. Every answer is validated; every failure is a CfsError.
  * Lists follow the server's `next` exactly (its full parameter set, after_id moved on).
  */
-import { envInt, envOptionalString, envString } from '../env';
+import { CFS_CLIENT_DEFAULTS } from '../contract';
+import { envHttpUrl, envInt, envReadableFile } from '../env';
 import { CfsError } from './errors';
 import {
   componentPageSchema,
@@ -24,7 +25,7 @@ import { Transport, type RequestInfo } from './transport';
 import type { z } from 'zod';
 
 
-export const DEFAULT_CFS_API_URL = 'http://cray-cfs-api/v3';
+export const DEFAULT_CFS_API_URL = CFS_CLIENT_DEFAULTS.baseUrl;
 /** Keep a query string well below uwsgi's 16 KiB request buffer (cfs-api config/uwsgi.ini). */
 export const MAX_IDS_QUERY_CHARS = 4000;
 /** A list that pages more than this is not converging (a server bug); stop rather than loop forever. */
@@ -109,12 +110,13 @@ export interface SessionPage {
 
 export function cfsClientOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): CfsClientOptions {
   return {
-    baseUrl: envString(env, 'CFS_API_URL', DEFAULT_CFS_API_URL),
-    connectTimeoutMs: envInt(env, 'CFS_CONNECT_TIMEOUT_MS', 3000, 1),
-    requestTimeoutMs: envInt(env, 'CFS_REQUEST_TIMEOUT_MS', 10000, 1),
-    retryBudgetMs: envInt(env, 'CFS_RETRY_BUDGET_MS', 30000, 0),
-    caCertPath: envOptionalString(env, 'CA_CERT'),
-    tokenFile: envOptionalString(env, 'CFS_TOKEN_FILE'),
+    baseUrl: envHttpUrl(env, 'CFS_API_URL', CFS_CLIENT_DEFAULTS.baseUrl),
+    connectTimeoutMs: envInt(env, 'CFS_CONNECT_TIMEOUT_MS', CFS_CLIENT_DEFAULTS.connectTimeoutMs, 1),
+    requestTimeoutMs: envInt(env, 'CFS_REQUEST_TIMEOUT_MS', CFS_CLIENT_DEFAULTS.requestTimeoutMs, 1),
+    retryBudgetMs: envInt(env, 'CFS_RETRY_BUDGET_MS', CFS_CLIENT_DEFAULTS.retryBudgetMs, 0),
+    // read once here so a missing or unreadable file stops the program at start with a line that names it
+    caCertPath: envReadableFile(env, 'CA_CERT'),
+    tokenFile: envReadableFile(env, 'CFS_TOKEN_FILE'),
   };
 }
 
@@ -157,12 +159,12 @@ export class CfsClient {
     this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
     this.transport = new Transport({
       baseUrl: this.baseUrl,
-      connectTimeoutMs: opts.connectTimeoutMs ?? 3000,
-      requestTimeoutMs: opts.requestTimeoutMs ?? 10000,
-      retryBudgetMs: opts.retryBudgetMs ?? 30000,
+      connectTimeoutMs: opts.connectTimeoutMs ?? CFS_CLIENT_DEFAULTS.connectTimeoutMs,
+      requestTimeoutMs: opts.requestTimeoutMs ?? CFS_CLIENT_DEFAULTS.requestTimeoutMs,
+      retryBudgetMs: opts.retryBudgetMs ?? CFS_CLIENT_DEFAULTS.retryBudgetMs,
       caCertPath: opts.caCertPath,
       tokenFile: opts.tokenFile,
-      maxResponseBytes: opts.maxResponseBytes ?? 256 * 1024 * 1024,
+      maxResponseBytes: opts.maxResponseBytes ?? CFS_CLIENT_DEFAULTS.maxResponseBytes,
       onRequest: opts.onRequest,
     });
   }

@@ -7,6 +7,7 @@
  * Envelopes are strict: a 200 without a `components` or `sessions` array is an invalid response, never a TypeError.
  */
 import { z } from 'zod';
+import { formatZodIssues } from '../contract';
 
 const stringMap = z.record(z.string(), z.string());
 
@@ -104,10 +105,7 @@ export interface InvalidRecord {
 
 /** Formats the first few zod issues as `path: message; ...`. */
 export function describeIssues(error: z.ZodError, max = 4): string {
-  return error.issues
-    .slice(0, max)
-    .map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`)
-    .join('; ');
+  return formatZodIssues(error, { max });
 }
 
 /**

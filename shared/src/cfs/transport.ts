@@ -8,7 +8,10 @@ import https from 'node:https';
 import type { Duplex } from 'node:stream';
 import axios, { AxiosError, type AxiosInstance, type AxiosRequestConfig } from 'axios';
 import axiosRetry, { exponentialDelay } from 'axios-retry';
+import { getLogger } from '../logger';
 import { CfsError } from './errors';
+
+const log = getLogger('cfs.transport');
 
 export interface RequestInfo {
   method: string;
@@ -82,6 +85,8 @@ function isIdempotent(method: string | undefined): boolean {
 export class Transport {
   private readonly http: AxiosInstance;
   private tokenCache?: { mtimeMs: number; token: string };
+  /** The token file's last read failed (logged once per change, not per request). */
+  private tokenProblem?: string;
 
   constructor(private readonly opts: TransportOptions) {
     const ca = opts.caCertPath ? readFileSync(opts.caCertPath) : undefined;
@@ -152,8 +157,16 @@ export class Transport {
       if (!this.tokenCache || this.tokenCache.mtimeMs !== mtimeMs) {
         this.tokenCache = { mtimeMs, token: readFileSync(file, 'utf8').trim() };
       }
+      if (this.tokenProblem !== undefined) log.info(`CFS token file ${file} is readable again`);
+      this.tokenProblem = undefined;
       return this.tokenCache.token;
-    } catch {
+    } catch (err) {
+      const problem = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+      if (problem !== this.tokenProblem) {
+        const using = this.tokenCache ? 'the last token read' : 'no token';
+        log.error(`Cannot read the CFS token file ${file} (${problem}); requests go with ${using}`);
+      }
+      this.tokenProblem = problem;
       return this.tokenCache?.token;
     }
   }
