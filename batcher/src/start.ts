@@ -9,7 +9,7 @@
  */
 import type { Server } from 'node:http';
 import { CfsClient, ConfigError, errorMessage, setLogLevel } from '@cfs-batcher/shared';
-import { loadConfig, type BatcherConfig } from './config';
+import { loadConfig } from './config';
 import type { Phases } from './context';
 import { logMain as log } from './log';
 import { createBatcher, stateHeartbeat } from './loop';
@@ -40,19 +40,17 @@ function fatal(what: string, err: unknown): never {
   process.exit(1);
 }
 
-/** Reads the configuration; a bad value ends the process with one line on stderr and exit code 2. */
-function configOrExit(env: NodeJS.ProcessEnv): BatcherConfig {
-  try {
-    return loadConfig(env);
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    process.stderr.write(`Configuration error: ${err.message}\n`);
-    process.exit(EXIT_CONFIG);
-  }
+/** A bad setting: one line on stderr, exit 2 (a restart cannot fix it, a stack would only hide the line). */
+function configurationError(err: ConfigError): never {
+  process.stderr.write(`Configuration error: ${err.message}\n`);
+  process.exit(EXIT_CONFIG);
 }
 
+/** Set once the set-up is done: a ConfigError after that is a bug, not a setting. */
+let settingUp = true;
+
 async function main(opts: StartOptions): Promise<void> {
-  const config = configOrExit(opts.env ?? process.env);
+  const config = loadConfig(opts.env ?? process.env);
   setLogLevel(config.startingLogLevel);
   const metrics = createMetrics({ version: BATCHER_VERSION });
   const clock = { now: () => Date.now() };
@@ -80,6 +78,7 @@ async function main(opts: StartOptions): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  settingUp = false;
   log.info(`Starting cfs-batcher ${BATCHER_VERSION} against ${client.baseUrl}`);
   await batcher.run(ac.signal);
   await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
@@ -92,5 +91,5 @@ async function main(opts: StartOptions): Promise<void> {
 export function start(opts: StartOptions = {}): Promise<void> {
   process.on('uncaughtException', (err) => fatal('uncaughtException', err));
   process.on('unhandledRejection', (reason) => fatal('unhandledRejection', reason));
-  return main(opts).catch((err: unknown) => fatal('main', err));
+  return main(opts).catch((err: unknown) => (settingUp && err instanceof ConfigError ? configurationError(err) : fatal('main', err)));
 }

@@ -1,5 +1,5 @@
 /** Phase `options` (CFS options, every cycle): reads them, warns once per problem, PATCHes the missing ones. */
-import { errorMessage, getLogLevel, isCfsError, setLogLevel } from '@cfs-batcher/shared';
+import { errorMessage, getLogLevel, isCfsError, setLogLevel, type CfsLogLevel } from '@cfs-batcher/shared';
 import type { PhaseContext } from '../context';
 import { logCfsError, logMain, logOptions } from '../log';
 import { parseOptions } from '../rules/options';
@@ -34,7 +34,7 @@ export async function refreshOptions(ctx: PhaseContext, signal?: AbortSignal): P
   setGauges(ctx.metrics, gaugeValues(state, ctx.clock.now()));
 }
 
-function applyLogLevel(want: ReturnType<typeof getLogLevel>): void {
+function applyLogLevel(want: CfsLogLevel): void {
   const have = getLogLevel();
   if (want === have) return;
   try {
