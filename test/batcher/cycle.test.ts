@@ -33,11 +33,11 @@ describe('options', () => {
     h = await startHarness({ seed: (sim) => putConfig(sim) });
     h.sim.state.options = { ...DEFAULT_OPTIONS, batch_size: 4 };
     await h.batcher.runCycle();
-    expect(h.batcher.options.batch_size).toBe(4);
+    expect(h.batcher.state.options.batch_size).toBe(4);
     h.sim.state.options = { ...DEFAULT_OPTIONS, batch_size: 0, batch_window: 'soon' };
     await h.batcher.runCycle();
-    expect(h.batcher.options.batch_size).toBe(4);
-    expect(h.batcher.options.batch_window).toBe(60);
+    expect(h.batcher.state.options.batch_size).toBe(4);
+    expect(h.batcher.state.options.batch_window).toBe(60);
     expect(logs.has(/Invalid value 0 for option batch_size/, 'WARNING')).toBe(true);
     expect(logs.has(/Invalid value "soon" for option batch_window/, 'WARNING')).toBe(true);
     expect(count(h.sim, 'PATCH /v3/options')).toBe(0);
@@ -140,7 +140,7 @@ describe('completion handling', () => {
     ]);
     expect(h.sim.state.components.get('x1')!.state!.every((l) => l.status === 'applied')).toBe(true);
     expect(logs.has('1 batches/sessions have completed', 'INFO')).toBe(true);
-    expect(h.batcher.book.size).toBe(0);
+    expect(h.batcher.state.book.size).toBe(0);
   });
 
   it('failed with no Ansible-recorded failure: error_count+1 and failed on the first pending layer', async () => {
@@ -262,7 +262,7 @@ describe('backoff and batcher_disable', () => {
     await h.batcher.runCycle();
     expect(logs.has('A session has succeeded.  Resuming normal operations', 'INFO')).toBe(true);
     expect((await h.batcher.metrics.backoffSeconds.get()).values[0]!.value).toBe(0);
-    expect(h.batcher.backoff.currentS).toBe(0);
+    expect(h.batcher.state.backoff.currentS).toBe(0);
   });
 
   it('batcher_disable: monitors and finishes sessions but creates none', async () => {

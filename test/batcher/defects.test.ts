@@ -15,8 +15,6 @@ afterEach(async () => {
   await h?.close();
 });
 
-const fast = fastOptions;
-
 function runningSession(name: string, limit: string, configLimit = '0', status = 'running'): Parameters<Simulator['state']['putSession']>[0] {
   return {
     name,
@@ -43,16 +41,16 @@ describe('1. any CFS answer during rebuild or a cycle is logged and retried, nev
     const rule = h.sim.faults.add({ match: 'GET /v3/sessions', action: action as never });
     const r = await h.batcher.runCycle();
     expect(r.outcome).toBe('error');
-    expect(h.batcher.rebuilt).toBe(false);
+    expect(h.batcher.state.rebuilt).toBe(false);
     expect(logs.lines.some((l) => line.test(l.message) && l.level === 'ERROR')).toBe(true);
     h.sim.faults.remove(rule);
     expect((await h.batcher.runCycle()).outcome).toBe('ok');
-    expect(h.batcher.rebuilt).toBe(true);
+    expect(h.batcher.state.rebuilt).toBe(true);
     expect(logs.has('Rebuilt previous state.  Found 0 incomplete sessions/batches.', 'INFO')).toBe(true);
   });
 
   it.each(cases)('GET /v3/components answers %s during a cycle', async (_label, action, line) => {
-    h = await startHarness({ clientOptions: { requestTimeoutMs: 300 }, seed: (sim) => { putConfig(sim); fast(sim); putComponents(sim, ['x1']); } });
+    h = await startHarness({ clientOptions: { requestTimeoutMs: 300 }, seed: (sim) => { putConfig(sim); fastOptions(sim); putComponents(sim, ['x1']); } });
     expect((await h.batcher.runCycle()).outcome).toBe('ok');
     h.sim.faults.add({ match: 'GET /v3/components', action: action as never, scope: { times: 1 } });
     h.clock.advance(1);
@@ -116,7 +114,7 @@ describe('2. rebuilt components are busy: never in two active sessions after a r
     h = await startHarness({
       seed: (sim) => {
         putConfig(sim, 'cfg', 2);
-        fast(sim);
+        fastOptions(sim);
         putComponents(sim, ['x1', 'x2', 'x3']);
         // x1 finished layer 0 since: its key (limit "1", status applied) differs from the session's
         const x1 = sim.state.components.get('x1')!;
@@ -152,7 +150,7 @@ describe('3. a malformed component record is skipped, the others are scheduled',
       seed: (sim) => {
         putConfig(sim, 'cfg', 1);
         sim.state.putConfiguration({ name: 'nopb', layers: [{ name: 'l0', clone_url: 'https://vcs/l0.git', commit: 'a'.repeat(40) }] });
-        fast(sim);
+        fastOptions(sim);
         putComponents(sim, ['good']);
         sim.state.putComponent({ id: 'bad-ec', desired_config: 'cfg', enabled: true, state: [], tags: {} });
         putComponents(sim, ['bad-pb'], { desired_config: 'nopb' });
@@ -172,7 +170,7 @@ describe('3. a malformed component record is skipped, the others are scheduled',
 
 describe('4. a failing create is retried with backoff and re-validated', () => {
   it('400 invalid configuration: no re-POST every cycle; retried after 30 s, then 60 s', async () => {
-    h = await startHarness({ seed: (sim) => { putConfig(sim); fast(sim); putComponents(sim, ['x1']); } });
+    h = await startHarness({ seed: (sim) => { putConfig(sim); fastOptions(sim); putComponents(sim, ['x1']); } });
     h.sim.faults.add({ match: 'POST /v3/sessions', action: { type: 'status', status: 400, title: 'Invalid configuration' }, scope: { times: 2 } });
     await h.batcher.runCycle();
     h.clock.advance(1);
@@ -238,7 +236,7 @@ function losingFirstPost(client: CfsClient): CfsApi & { lost: number } {
 
 describe('5. a POST that timed out may have created the session: look it up before creating again', () => {
   it('adopts the session the lost POST created; no duplicate targets the nodes', async () => {
-    h = await startHarness({ seed: (sim) => { putConfig(sim); fast(sim); putComponents(sim, ['x1', 'x2']); } });
+    h = await startHarness({ seed: (sim) => { putConfig(sim); fastOptions(sim); putComponents(sim, ['x1', 'x2']); } });
     const client = losingFirstPost(h.client);
     const b = createBatcher({ client, clock: h.clock, sleep: async () => undefined });
     await b.runCycle();
@@ -253,12 +251,12 @@ describe('5. a POST that timed out may have created the session: look it up befo
     expect(count(h.sim, 'POST /v3/sessions')).toBe(1);
     expect(count(h.sim, 'GET /v3/sessions/{session_name}')).toBeGreaterThanOrEqual(1);
     expect(sessions(h.sim)).toHaveLength(1);
-    expect(b.book.all().map((x) => x.sessionName)).toEqual([sessions(h.sim)[0]!.name]);
+    expect(b.state.book.all().map((x) => x.sessionName)).toEqual([sessions(h.sim)[0]!.name]);
     expect(logs.has(/exists from an earlier attempt/)).toBe(true);
   });
 
   it('a 503 POST is looked up (404); after a fresh collect the batch is created exactly once', async () => {
-    h = await startHarness({ seed: (sim) => { putConfig(sim); fast(sim); putComponents(sim, ['x1']); } });
+    h = await startHarness({ seed: (sim) => { putConfig(sim); fastOptions(sim); putComponents(sim, ['x1']); } });
     h.sim.faults.add({ match: 'POST /v3/sessions', action: { type: 'status', status: 503 }, scope: { times: 1 } });
     const names: string[] = [];
     const b = createBatcher({ client: h.client, clock: h.clock, sleep: async () => undefined, newSessionName: () => { names.push(`batcher-n${names.length}`); return names.at(-1)!; } });
@@ -276,7 +274,7 @@ describe('5. a POST that timed out may have created the session: look it up befo
   });
 
   it('members changed while a create was uncertain are not sent with stale data', async () => {
-    h = await startHarness({ seed: (sim) => { putConfig(sim); fast(sim); putComponents(sim, ['x1', 'x2']); } });
+    h = await startHarness({ seed: (sim) => { putConfig(sim); fastOptions(sim); putComponents(sim, ['x1', 'x2']); } });
     h.sim.faults.add({ match: 'POST /v3/sessions', action: { type: 'status', status: 503 }, scope: { times: 1 } });
     const b = createBatcher({ client: h.client, clock: h.clock, sleep: async () => undefined });
     await b.runCycle(); // batched
@@ -295,7 +293,7 @@ describe('5. a POST that timed out may have created the session: look it up befo
 
 describe('6. per-cycle cost', () => {
   it('follows active sessions with two paged lists, not one GET per session', async () => {
-    h = await startHarness({ seed: (sim) => { putConfig(sim); fast(sim, { batch_size: 1 }); putComponents(sim, ids('x', 5)); } });
+    h = await startHarness({ seed: (sim) => { putConfig(sim); fastOptions(sim, { batch_size: 1 }); putComponents(sim, ids('x', 5)); } });
     await h.batcher.runCycle();
     expect(sessions(h.sim)).toHaveLength(5);
     h.sim.operator.step(); // all running
@@ -307,19 +305,19 @@ describe('6. per-cycle cost', () => {
   });
 
   it('finished sessions are found by one complete-list and their members read with one ids= query', async () => {
-    h = await startHarness({ seed: (sim) => { putConfig(sim); fast(sim, { batch_size: 1 }); putComponents(sim, ids('x', 5)); } });
+    h = await startHarness({ seed: (sim) => { putConfig(sim); fastOptions(sim, { batch_size: 1 }); putComponents(sim, ids('x', 5)); } });
     await h.batcher.runCycle();
     h.sim.operator.runToCompletion();
     h.sim.stats.reset();
     await h.batcher.runCycle();
-    expect(h.batcher.book.size).toBe(0);
+    expect(h.batcher.state.book.size).toBe(0);
     expect(count(h.sim, 'GET /v3/sessions/{session_name}')).toBe(0);
     expect(count(h.sim, 'GET /v3/sessions')).toBe(3); // pending, running, complete (max_age-bounded)
     expect(count(h.sim, 'GET /v3/components')).toBe(2); // one ids= read for all 5 batches + the collect page
   });
 
   it('does not release a session that a list failed to show: one GET confirms it', async () => {
-    h = await startHarness({ seed: (sim) => { putConfig(sim); fast(sim); putComponents(sim, ['x1']); } });
+    h = await startHarness({ seed: (sim) => { putConfig(sim); fastOptions(sim); putComponents(sim, ['x1']); } });
     const hidden = Object.create(h.client) as CfsApi;
     hidden.listSessions = async function* (filter, o) {
       for await (const page of h.client.listSessions(filter, o)) yield { ...page, sessions: [] as CfsSession[] };
@@ -329,21 +327,21 @@ describe('6. per-cycle cost', () => {
     h.clock.advance(1);
     await b.runCycle();
     await b.runCycle();
-    expect(b.book.count('active')).toBe(1);
+    expect(b.state.book.count('active')).toBe(1);
     expect(count(h.sim, 'POST /v3/sessions')).toBe(1);
     expect(count(h.sim, 'GET /v3/sessions/{session_name}')).toBe(1);
   });
 
   it('keeps ids= queries within URL limits (the client chunks them)', async () => {
     const many = ids('x9000c1s0b0n', 400);
-    h = await startHarness({ seed: (sim) => { putConfig(sim); fast(sim, { batch_size: 400 }); putComponents(sim, many); } });
+    h = await startHarness({ seed: (sim) => { putConfig(sim); fastOptions(sim, { batch_size: 400 }); putComponents(sim, many); } });
     await h.batcher.runCycle();
     expect(sessions(h.sim)).toHaveLength(1);
     h.sim.operator.runToCompletion();
     h.sim.stats.reset();
     await h.batcher.runCycle();
     expect(count(h.sim, 'GET /v3/components')).toBeGreaterThanOrEqual(3); // collect + >= 2 ids= chunks
-    expect(h.batcher.book.size).toBe(0);
+    expect(h.batcher.state.book.size).toBe(0);
   });
 });
 

@@ -64,7 +64,7 @@ it('a wait phase (waiting_for_cfs) keeps stamping with phase_is_wait true', asyn
     heartbeatPath: file,
     clock: h.clock,
     random: () => 0.999,
-    waitStepMs: 250,
+    tuning: { waitStepMs: 250 },
     sleep: async (ms) => {
       const r = await readHeartbeat(file);
       if (r.ok) stamps.push({ phase: r.heartbeat.phase, wait: r.heartbeat.phase_is_wait, seq: r.heartbeat.sequence });
@@ -129,7 +129,7 @@ it('while session creation is halted the sleep between cycles is a stamped backo
       if (stamps.length >= 3) ac.abort();
     },
   });
-  b.backoff = { recent: Array<boolean>(20).fill(false), currentS: 60, startMs: h.clock.now() };
+  b.state.backoff = { recent: Array<boolean>(20).fill(false), currentS: 60, startMs: h.clock.now() };
   await b.run(ac.signal);
   expect(stamps).toEqual(Array(3).fill({ phase: 'backoff', wait: true, active: true }));
 });

@@ -13,6 +13,8 @@ import { DEFAULT_OPTIONS } from '@cfs-batcher/batcher';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const MAIN = path.join(ROOT, 'batcher', 'dist', 'main.js');
+/** The same start() with the e2e faults around the phases (scripts/src/fixtures). */
+const FAULTY = path.join(ROOT, 'scripts', 'dist', 'fixtures', 'faulty-batcher.js');
 
 let sim: Simulator;
 let url: string;
@@ -21,8 +23,8 @@ const children: ChildProcess[] = [];
 
 beforeAll(() => {
   setLogSilent(true);
-  // build first (incremental: quick when up to date)
-  execFileSync(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-b', path.join(ROOT, 'batcher')], { stdio: 'pipe' });
+  // build first (incremental: quick when up to date); scripts holds the fault fixture and builds the batcher too
+  execFileSync(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-b', path.join(ROOT, 'scripts')], { stdio: 'pipe' });
 }, 120_000);
 
 beforeEach(async () => {
@@ -45,8 +47,8 @@ interface Run {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-function start(env: Record<string, string>): Run {
-  const child = spawn(process.execPath, [MAIN], {
+function start(env: Record<string, string>, entry = MAIN): Run {
+  const child = spawn(process.execPath, [entry], {
     env: { PATH: process.env.PATH ?? '', OTEL_SDK_DISABLED: 'true', CFS_API_URL: url, HEARTBEAT_PATH: path.join(dir, 'hb.json'), METRICS_PORT: '0', CFS_RETRY_BUDGET_MS: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -131,18 +133,27 @@ it('a fatal start-up condition (metrics port in use) logs at ERROR and exits non
   }
 });
 
-it('a bad environment value exits non-zero with the reason', async () => {
+it('a bad environment value exits 2 with one line naming it (no stack)', async () => {
   const run = start({ METRICS_PORT: 'nine' });
   const { code } = await withDeadline(run.exited, 10_000);
-  expect(code).not.toBe(0);
-  expect(run.out()).toContain('METRICS_PORT');
+  expect(code).toBe(2);
+  const plain = run.out().split('\n').filter((l) => l.trim() !== '' && !l.startsWith('{'));
+  expect(plain).toEqual(['Configuration error: METRICS_PORT="nine" is not an integer']);
+  expect(run.out()).not.toContain('Unexpected error occurred');
+});
+
+it('a tuning value out of range is a configuration error too', async () => {
+  const run = start({ BATCHER_PATCH_CONCURRENCY: '0' });
+  const { code } = await withDeadline(run.exited, 10_000);
+  expect(code).toBe(2);
+  expect(run.out()).toContain('Configuration error: BATCHER_PATCH_CONCURRENCY=0 is outside 1..256');
 });
 
 it.each([
   ['throw', 'uncaughtException'],
   ['reject', 'unhandledRejection'],
 ])('test fault %s (%s) is logged with its stack and exits non-zero', async (fault, cause) => {
-  const run = start({ NODE_ENV: 'test', BATCHER_TEST_FAULT: fault, BATCHER_TEST_FAULT_AFTER_CYCLES: '0' });
+  const run = start({ BATCHER_TEST_FAULT: fault, BATCHER_TEST_FAULT_AFTER_CYCLES: '0' }, FAULTY);
   const { code } = await withDeadline(run.exited, 10_000);
   expect(code).not.toBe(0);
   const line = jsonLines(run.out()).find((l) => l.message === 'Unexpected error occurred');

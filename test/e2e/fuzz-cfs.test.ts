@@ -7,9 +7,10 @@ import fc from 'fast-check';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { CfsClient, CfsError, componentSchema, partitionRecords, sessionSchema, type CfsComponent } from '@cfs-batcher/shared';
-import { DEFAULT_OPTIONS, OPTION_NAMES, parseOptions } from '../../batcher/src/options';
-import { toBatchComponent, type BatchComponent } from '../../batcher/src/component';
-import { BatchBook, batchState, sharedTags } from '../../batcher/src/batching';
+import { DEFAULT_OPTIONS, OPTION_NAMES, parseOptions } from '../../batcher/src/rules/options';
+import { toBatchComponent, type BatchComponent } from '../../batcher/src/rules/component';
+import { BatchBook } from '../../batcher/src/rules/batch-book';
+import { batchState, sharedTags } from '../../batcher/src/rules/batch';
 import { commonTags } from '../helpers/invariants';
 
 // ---- arbitraries -------------------------------------------------------------------------------------------------

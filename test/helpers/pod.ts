@@ -124,7 +124,8 @@ export class Pod {
     this.batcher = new SupervisedContainer({
       name: 'cfs-batcher',
       command: process.execPath,
-      args: [...(this.cfg.nodeArgs ?? []), path.join(REPO_ROOT, 'batcher/dist/main.js')],
+      // The production start() with the e2e faults around its phases; inert until the fault file names one.
+      args: [...(this.cfg.nodeArgs ?? []), path.join(REPO_ROOT, 'scripts/dist/fixtures/faulty-batcher.js')],
       cwd: REPO_ROOT,
       env: {
         ...common,
@@ -279,7 +280,7 @@ export class Pod {
     return getJson(`${this.simOrigin}/__sim/stats`);
   }
 
-  /** Arms a test fault in the running batcher (batcher/src/test-faults.ts reads it at its next cycle). */
+  /** Arms a test fault in the running batcher (scripts/src/fixtures/faulty-batcher.ts reads it at its next cycle). */
   injectFault(fault: 'busy-loop' | 'never-send' | 'throw' | 'reject' | 'oom'): void {
     writeFileSync(this.faultFile, fault);
   }

@@ -1,6 +1,6 @@
-/** The original's operator-facing CFS error lines, chosen from the kind of failure (pure mapping + one log call). */
-import { errorMessage, isCfsError, type CfsError, type Logger } from '@cfs-batcher/shared';
-import type { CreateFailureReason } from './metrics';
+/** The original's operator-facing CFS error lines and what a failed create means, from the kind of failure (pure). */
+import { errorMessage, isCfsError, type CfsError } from '@cfs-batcher/shared';
+import type { CreateFailureReason } from '../metrics';
 
 export function cfsErrorLine(err: unknown): string {
   if (!isCfsError(err)) return `Unexpected response from CFS: ${errorMessage(err)}`;
@@ -13,11 +13,6 @@ export function cfsErrorLine(err: unknown): string {
     default:
       return `Unexpected response from CFS: ${err.message}`;
   }
-}
-
-export function logCfsError(log: Logger, err: unknown): void {
-  if (isCfsError(err) && err.kind === 'aborted') return;
-  log.error(cfsErrorLine(err), isCfsError(err) ? { kind: err.kind, status: err.status, route: err.route, method: err.method } : {});
 }
 
 export function createFailureReason(err: CfsError): CreateFailureReason {
@@ -33,10 +28,4 @@ export function createFailureReason(err: CfsError): CreateFailureReason {
 export function certainlyNotCreated(err: CfsError): boolean {
   if (err.kind === 'http') return err.status !== undefined && err.status >= 400 && err.status < 500 && err.status !== 409;
   return err.notSent;
-}
-
-/** Errors that mean CFS itself is unavailable, so the cycle should stop and wait. */
-export function isCfsOutage(err: CfsError): boolean {
-  if (err.kind === 'unreachable' || err.kind === 'timeout') return true;
-  return err.kind === 'http' && err.status !== undefined && err.status >= 500;
 }

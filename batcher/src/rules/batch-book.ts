@@ -1,58 +1,15 @@
 /**
- * Batches and the busy-component registry (no I/O).
+ * The batch state machine and the busy-component registry (no I/O). Every change of a batch's state goes through
+ * here: filed (queued), create refused or unknown (retry delay, uncertain), session adopted (active), confirmed absent
+ * (requeued), session ended (released).
  *
  * A component belongs to at most one batch at a time, whether that batch is still queued, has a session in CFS, was
  * rebuilt at start-up, or has a session create whose outcome is unknown. That single `owner` map is what keeps a
  * component out of two active sessions (the original forgot rebuilt members).
  */
 import type { BatchComponent } from './component';
-
-export interface Batch {
-  readonly id: number;
-  readonly key: string;
-  readonly configName: string;
-  configLimit: string;
-  /** Snapshot of each member when it joined (or at rebuild; null when CFS had no usable record). */
-  readonly members: Map<string, BatchComponent | null>;
-  readonly windowStart: number;
-  /** Set once CFS holds the session (created, adopted after a lookup, or rebuilt). */
-  sessionName: string | null;
-  sessionStart: number | null;
-  /** A POST whose outcome is unknown (timeout, 5xx): look this name up before creating anything else. */
-  uncertainName: string | null;
-  createFailures: number;
-  /** Earliest time (ms) of the next create attempt, after failures. */
-  nextAttemptAt: number;
-  readonly rebuilt: boolean;
-}
-
-export type BatchState = 'queued' | 'uncertain' | 'active';
-
-export function batchState(b: Batch): BatchState {
-  if (b.sessionName !== null) return 'active';
-  return b.uncertainName !== null ? 'uncertain' : 'queued';
-}
-
-/** Strict `>` on the window, as the original: a batch of age exactly batch_window waits one more check. */
-export function isReadyToSend(b: Batch, batchSize: number, batchWindowS: number, now: number): boolean {
-  if (b.sessionName !== null || b.members.size === 0 || now < b.nextAttemptAt) return false;
-  if (b.uncertainName !== null) return true;
-  return b.members.size >= batchSize || now - b.windowStart > batchWindowS * 1000;
-}
-
-/** Tags every member has with the same value; undefined when there are none (the POST then omits `tags`). */
-export function sharedTags(members: Iterable<{ tags: Record<string, string> } | null>): Record<string, string> | undefined {
-  let shared: Record<string, string> | undefined;
-  for (const m of members) {
-    const tags = m?.tags ?? {};
-    if (shared === undefined) {
-      shared = { ...tags };
-      continue;
-    }
-    for (const [k, v] of Object.entries(shared)) if (tags[k] !== v) delete shared[k];
-  }
-  return shared && Object.keys(shared).length > 0 ? shared : undefined;
-}
+import { DEFAULT_TUNING } from '../config';
+import { batchState, retryDelayMs, type Batch, type BatchState, type RetryPolicy } from './batch';
 
 export type AddOutcome = 'added' | 'refreshed' | 'moved' | 'busy';
 
@@ -62,6 +19,8 @@ export class BatchBook {
   private readonly queuedByKey = new Map<string, Batch[]>();
   private readonly owner = new Map<string, Batch>();
   private nextId = 1;
+
+  constructor(private readonly retry: RetryPolicy = DEFAULT_TUNING) {}
 
   all(): Batch[] {
     return [...this.batches.values()];
@@ -73,10 +32,6 @@ export class BatchBook {
 
   ownerOf(id: string): Batch | undefined {
     return this.owner.get(id);
-  }
-
-  busyCount(): number {
-    return this.owner.size;
   }
 
   count(state: BatchState): number {
@@ -152,17 +107,26 @@ export class BatchBook {
     return { batch: b, alreadyBusy };
   }
 
+  /** A create whose outcome is unknown (timeout, 5xx, 409): look `name` up before creating anything else. */
   markUncertain(b: Batch, name: string): void {
     this.unqueue(b);
     b.uncertainName = name;
   }
 
-  /** The batch's session now exists in CFS. */
+  /** A create failed (or its lookup did): no attempt before the retry delay, which doubles up to its cap. */
+  retryLater(b: Batch, now: number): void {
+    b.createFailures += 1;
+    b.nextAttemptAt = now + retryDelayMs(b.createFailures, this.retry);
+  }
+
+  /** The batch's session now exists in CFS (created, or found after an uncertain create). */
   markActive(b: Batch, name: string, now: number): void {
     this.unqueue(b);
     b.uncertainName = null;
     b.sessionName = name;
     b.sessionStart = now;
+    b.createFailures = 0;
+    b.nextAttemptAt = 0;
   }
 
   /** Confirmed not created: the batch is an ordinary queued batch again. */
@@ -188,6 +152,18 @@ export class BatchBook {
         }
       }
     }
+  }
+
+  /** Cheap consistency check; a non-null answer names a bug (the process should restart rather than schedule wrongly). */
+  inconsistency(): string | null {
+    for (const b of this.batches.values()) {
+      if (batchState(b) !== 'queued') continue;
+      if (b.members.size === 0) return `empty queued batch ${b.id}`;
+      for (const id of b.members.keys()) {
+        if (this.owner.get(id) !== b) return `component ${id} is queued in batch ${b.id} but owned elsewhere`;
+      }
+    }
+    return null;
   }
 
   private newBatch(key: string, configName: string, configLimit: string, now: number, rebuilt: boolean): Batch {

@@ -1,0 +1,79 @@
+/**
+ * Every setting the batcher reads, each declared once here with its default and range (docs/CONTRACTS.md,
+ * "Environment"). `loadConfig(env)` is pure: a bad value is a ConfigError naming the variable, raised at start-up
+ * so a misconfigured container fails fast and says why. The CFS options (batch size, window...) are not settings:
+ * they come from CFS itself every cycle (rules/options.ts).
+ */
+import {
+  ConfigError,
+  DEFAULT_HEARTBEAT_PATH,
+  cfsClientOptionsFromEnv,
+  envInt,
+  envString,
+  parseCfsLogLevel,
+  type CfsClientOptions,
+  type CfsLogLevel,
+} from '@cfs-batcher/shared';
+
+type Env = NodeJS.ProcessEnv;
+
+/** How the loop and its phases pace themselves. */
+export interface Tuning {
+  /** waiting_for_cfs: first delay after a failed cycle, doubling up to min(max, batcher_check_interval). */
+  cfsWaitInitialMs: number;
+  cfsWaitMaxMs: number;
+  /** How often a wait phase (waiting_for_cfs, backoff) stamps the heartbeat. */
+  waitStepMs: number;
+  /** Per-batch delay after a failed create: initial, doubling on each further failure up to max. */
+  createRetryInitialMs: number;
+  createRetryMaxMs: number;
+  /** Concurrent component PATCHes after a session ends. */
+  patchConcurrency: number;
+  /** Page size of the pending-components list; 0 = the server's default_page_size. */
+  pageSize: number;
+}
+
+export interface BatcherConfig {
+  heartbeatPath: string;
+  /** 0 disables the /metrics server. */
+  metricsPort: number;
+  /** Log level until the first `logging_level` option is read from CFS. */
+  startingLogLevel: CfsLogLevel;
+  cfs: CfsClientOptions;
+  tuning: Tuning;
+}
+
+export function tuningFromEnv(env: Env): Tuning {
+  const t: Tuning = {
+    cfsWaitInitialMs: envInt(env, 'BATCHER_CFS_WAIT_INITIAL_MS', 1000, 1, 600_000),
+    cfsWaitMaxMs: envInt(env, 'BATCHER_CFS_WAIT_MAX_MS', 60_000, 1, 3_600_000),
+    waitStepMs: envInt(env, 'BATCHER_WAIT_STEP_MS', 5000, 1, 60_000),
+    createRetryInitialMs: envInt(env, 'BATCHER_CREATE_RETRY_INITIAL_MS', 30_000, 1, 3_600_000),
+    createRetryMaxMs: envInt(env, 'BATCHER_CREATE_RETRY_MAX_MS', 15 * 60_000, 1, 86_400_000),
+    patchConcurrency: envInt(env, 'BATCHER_PATCH_CONCURRENCY', 8, 1, 256),
+    pageSize: envInt(env, 'BATCHER_PAGE_SIZE', 0, 0, 100_000),
+  };
+  if (t.cfsWaitMaxMs < t.cfsWaitInitialMs) {
+    throw new ConfigError(`BATCHER_CFS_WAIT_MAX_MS=${t.cfsWaitMaxMs} is below BATCHER_CFS_WAIT_INITIAL_MS=${t.cfsWaitInitialMs}`);
+  }
+  if (t.createRetryMaxMs < t.createRetryInitialMs) {
+    throw new ConfigError(
+      `BATCHER_CREATE_RETRY_MAX_MS=${t.createRetryMaxMs} is below BATCHER_CREATE_RETRY_INITIAL_MS=${t.createRetryInitialMs}`,
+    );
+  }
+  return t;
+}
+
+/** The defaults, from the one declaration above. */
+export const DEFAULT_TUNING: Readonly<Tuning> = Object.freeze(tuningFromEnv({}));
+
+export function loadConfig(env: Env): BatcherConfig {
+  return {
+    heartbeatPath: envString(env, 'HEARTBEAT_PATH', DEFAULT_HEARTBEAT_PATH),
+    metricsPort: envInt(env, 'METRICS_PORT', 9088, 0, 65535),
+    // Lenient, as the original: an unknown level falls back to INFO (the CFS option takes over at the first cycle).
+    startingLogLevel: parseCfsLogLevel(envString(env, 'STARTING_CFS_LOG_LEVEL', 'INFO'), 'INFO'),
+    cfs: cfsClientOptionsFromEnv(env),
+    tuning: tuningFromEnv(env),
+  };
+}

@@ -1,0 +1,66 @@
+/**
+ * What a phase works with: the state, the CFS port, the metrics, the tuning and the clock. A phase is a function
+ * `(ctx, signal) => Promise<void>`; the loop (loop.ts) decides their order, waits and error policy.
+ */
+import type { CfsClient, Phase } from '@cfs-batcher/shared';
+import type { Tuning } from './config';
+import type { BatcherMetrics } from './metrics';
+import type { BatcherState } from './state';
+
+/** The part of the CFS client the batcher uses (tests pass wrappers that lose or hide answers). */
+export type CfsApi = Pick<
+  CfsClient,
+  | 'listComponents'
+  | 'listSessions'
+  | 'listAllSessions'
+  | 'getSession'
+  | 'createSession'
+  | 'deleteSession'
+  | 'getOptions'
+  | 'patchOptions'
+  | 'patchComponent'
+>;
+
+export interface Clock {
+  now(): number;
+}
+
+export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
+
+export interface PhaseContext {
+  readonly state: BatcherState;
+  readonly client: CfsApi;
+  readonly metrics: BatcherMetrics;
+  readonly tuning: Readonly<Tuning>;
+  readonly clock: Clock;
+  readonly newSessionName: () => string;
+}
+
+export type PhaseFn = (ctx: PhaseContext, signal?: AbortSignal) => Promise<void>;
+
+export interface PhaseStep {
+  /** The heartbeat phase stamped before it runs. */
+  readonly name: Phase;
+  readonly span: string;
+  readonly run: PhaseFn;
+  /** Skipped while the `batcher_disable` option is true. */
+  readonly skipWhenDisabled?: boolean;
+}
+
+/** `rebuild` runs until it has succeeded once (its own root span); `cycle` runs in order every cycle. */
+export interface Phases {
+  readonly rebuild: PhaseStep;
+  readonly cycle: readonly PhaseStep[];
+}
+
+export const realSleep: Sleep = (ms, signal) =>
+  new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const timer = setTimeout(done, Math.max(0, ms));
+    function done(): void {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });

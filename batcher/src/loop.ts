@@ -1,0 +1,202 @@
+/**
+ * The main loop: the order of the phases, the waits between cycles, and the error policy. A CFS failure ends the
+ * cycle and becomes a wait (waiting_for_cfs, doubling); anything else is a bug: logged as 'Unexpected error
+ * occurred' and thrown, so the process exits and restarts (crash-only). The heartbeat is stamped here, by the loop
+ * itself, at each phase change and while waiting: a dead, stopped or blocked loop stops it.
+ *
+ * `createBatcher()` takes the client, clock and sleep as parameters so tests and benchmarks can drive single cycles
+ * (`runCycle()`) against the simulator without waiting real intervals; `run(signal)` is the production loop.
+ */
+import { randomUUID } from 'node:crypto';
+import { errorMessage, isCfsError, withSpan, type Phase } from '@cfs-batcher/shared';
+import { DEFAULT_TUNING, type Tuning } from './config';
+import { realSleep, type CfsApi, type Clock, type PhaseContext, type PhaseStep, type Phases, type Sleep } from './context';
+import { HeartbeatWriter } from './heartbeat-writer';
+import { logBatch, logCfsError, logComponents, logMain, logOptions, logSessions } from './log';
+import { createMetrics, type BatcherMetrics } from './metrics';
+import { PHASES } from './phases';
+import { isBackingOff } from './rules/backoff';
+import { SESSION_PREFIX } from './rules/session-status';
+import { ATTR, SPAN } from './spans';
+import { gaugeValues, heartbeatBody, msStamp, newState, noteCfsError, setGauges, type BatcherState } from './state';
+
+export interface BatcherDeps {
+  client: CfsApi;
+  /** Where to write the heartbeat (none when absent); ignored when `heartbeat` is given. */
+  heartbeatPath?: string;
+  /** A writer built beforehand over `state` (start.ts builds it first, so the client can stamp progress). */
+  heartbeat?: HeartbeatWriter;
+  state?: BatcherState;
+  clock?: Clock;
+  sleep?: Sleep;
+  metrics?: BatcherMetrics;
+  /** Jitter source in [0,1). */
+  random?: () => number;
+  newSessionName?: () => string;
+  tuning?: Partial<Tuning>;
+  phases?: Phases;
+}
+
+export interface CycleResult {
+  outcome: 'ok' | 'error';
+  durationMs: number;
+  pendingSeen: number;
+  sessionsCreated: number;
+  sessionsCompleted: number;
+  error?: unknown;
+}
+
+export interface Batcher {
+  readonly state: BatcherState;
+  readonly metrics: BatcherMetrics;
+  readonly heartbeat: HeartbeatWriter;
+  /** One cycle; CFS failures give outcome 'error', a bug throws (after logging 'Unexpected error occurred'). */
+  runCycle(signal?: AbortSignal): Promise<CycleResult>;
+  /** Cycles until `signal` aborts; CFS outages become waits; anything else is fatal (throws). */
+  run(signal: AbortSignal): Promise<void>;
+}
+
+/** A bug or an impossible state: the process must exit and restart (crash-only). */
+export class FatalError extends Error {
+  override name = 'FatalError';
+}
+
+/** Which logger reports a CFS failure in each phase (the original's module names). */
+const PHASE_LOGGER: Partial<Record<Phase, typeof logMain>> = {
+  rebuild: logSessions,
+  options: logOptions,
+  check_status: logSessions,
+  collect: logComponents,
+  send: logSessions,
+};
+
+/** The heartbeat writer over a state: its body is read from the state at each write. */
+export function stateHeartbeat(path: string | undefined, clock: Clock, state: BatcherState, metrics: BatcherMetrics): HeartbeatWriter {
+  const now = () => clock.now();
+  return new HeartbeatWriter(path, now, now(), () => heartbeatBody(state, now()), () => metrics.heartbeatWriteFailures.inc());
+}
+
+export function createBatcher(deps: BatcherDeps): Batcher {
+  const clock = deps.clock ?? { now: () => Date.now() };
+  const sleep = deps.sleep ?? realSleep;
+  const random = deps.random ?? Math.random;
+  const tuning: Tuning = { ...DEFAULT_TUNING, ...deps.tuning };
+  const metrics = deps.metrics ?? createMetrics({ defaultMetrics: false });
+  const state = deps.state ?? newState(tuning);
+  const heartbeat = deps.heartbeat ?? stateHeartbeat(deps.heartbeatPath, clock, state, metrics);
+  const phases = deps.phases ?? PHASES;
+  const ctx: PhaseContext = {
+    state,
+    client: deps.client,
+    metrics,
+    tuning,
+    clock,
+    newSessionName: deps.newSessionName ?? (() => `${SESSION_PREFIX}${randomUUID()}`),
+  };
+
+  async function runPhase(step: PhaseStep, signal?: AbortSignal): Promise<void> {
+    await heartbeat.stamp(step.name);
+    await withSpan(step.span, {}, () => step.run(ctx, signal));
+  }
+
+  async function runCycle(signal?: AbortSignal): Promise<CycleResult> {
+    const start = clock.now();
+    state.cycleCreated = 0;
+    state.cycleCompleted = 0;
+    let failed: unknown;
+    let phase: Phase = 'rebuild';
+    try {
+      if (!state.rebuilt) await runPhase(phases.rebuild, signal);
+      await withSpan(SPAN.cycle, { [ATTR.cycleSeq]: state.cycles + 1 }, async () => {
+        for (const step of phases.cycle) {
+          if (step.skipWhenDisabled && state.options.batcher_disable) continue;
+          phase = step.name;
+          await runPhase(step, signal);
+        }
+        const problem = state.book.inconsistency();
+        if (problem !== null) throw new FatalError(problem);
+      });
+      state.cfsLastSuccess = clock.now();
+    } catch (err) {
+      if (!isCfsError(err)) {
+        logMain.error('Unexpected error occurred', { stack: err instanceof Error ? err.stack : undefined, error: errorMessage(err) });
+        finishCycle(start, 'error', err);
+        await heartbeat.stamp();
+        throw err;
+      }
+      failed = err;
+      if (err.kind !== 'aborted') {
+        logCfsError(PHASE_LOGGER[phase] ?? logMain, err);
+        noteCfsError(state, err, clock.now());
+      }
+    }
+    const result = finishCycle(start, failed === undefined ? 'ok' : 'error', failed);
+    await heartbeat.stamp();
+    return result;
+  }
+
+  function finishCycle(start: number, outcome: 'ok' | 'error', err?: unknown): CycleResult {
+    const end = clock.now();
+    const durationMs = Math.max(0, end - start);
+    state.cycles += 1;
+    state.lastCycle = {
+      completed_at_ms: msStamp(end),
+      duration_ms: durationMs,
+      outcome,
+      ...(err !== undefined ? { error: errorMessage(err).slice(0, 500) } : {}),
+    };
+    metrics.cycles.inc({ outcome });
+    metrics.cycleDuration.observe(durationMs / 1000);
+    if (outcome === 'ok') metrics.lastSuccessfulCycle.set(end / 1000);
+    setGauges(metrics, gaugeValues(state, end));
+    return {
+      outcome,
+      durationMs,
+      pendingSeen: state.pendingSeen,
+      sessionsCreated: state.cycleCreated,
+      sessionsCompleted: state.cycleCompleted,
+      ...(err !== undefined ? { error: err } : {}),
+    };
+  }
+
+  /**
+   * Sleeps `ms`; wait phases sleep in steps and stamp the heartbeat after each so the sidecar sees the loop alive.
+   * The step count comes from `ms`, not the clock, so an injected sleep that does not advance time cannot spin.
+   */
+  async function wait(phase: Phase, ms: number, signal: AbortSignal): Promise<void> {
+    await heartbeat.stamp(phase);
+    const stamping = phase === 'waiting_for_cfs' || phase === 'backoff';
+    const step = stamping ? Math.max(1, tuning.waitStepMs) : Math.max(1, ms);
+    const steps = Math.max(1, Math.ceil(ms / step));
+    for (let i = 0; i < steps && !signal.aborted; i++) {
+      await sleep(Math.min(step, ms - i * step), signal);
+      if (stamping && !signal.aborted) await heartbeat.stamp(phase);
+    }
+  }
+
+  async function run(signal: AbortSignal): Promise<void> {
+    await heartbeat.stamp('starting');
+    let cfsDelay = tuning.cfsWaitInitialMs;
+    while (!signal.aborted) {
+      const result = await runCycle(signal);
+      if (signal.aborted) break;
+      if (result.outcome === 'error') {
+        if (!state.rebuilt) logBatch.warn('Rebuilding state was interrupted. Trying again...');
+        logMain.info('Waiting for CFS to become available');
+        const delay = Math.round(cfsDelay * (0.5 + random() / 2));
+        // Doubling, but never past one check interval: a few requests per interval cannot flood CFS, and the
+        // batcher resumes within one cycle of CFS coming back.
+        const cap = Math.max(tuning.cfsWaitInitialMs, Math.min(tuning.cfsWaitMaxMs, state.options.batcher_check_interval * 1000));
+        cfsDelay = Math.min(cap, cfsDelay * 2);
+        await wait('waiting_for_cfs', delay, signal);
+        continue;
+      }
+      cfsDelay = tuning.cfsWaitInitialMs;
+      const phase: Phase = isBackingOff(state.backoff, clock.now()) ? 'backoff' : 'sleep';
+      await wait(phase, state.options.batcher_check_interval * 1000, signal);
+    }
+    await heartbeat.stamp('stopping');
+  }
+
+  return { state, metrics, heartbeat, runCycle, run };
+}

@@ -1,0 +1,100 @@
+/**
+ * Phase `send` (CFS sessions, every cycle unless disabled or backing off): creates a session for each ready batch.
+ * The batch's transitions (uncertain, retry delay, active, requeued) are the book's (rules/batch-book.ts).
+ */
+import { isCfsError, withSpan, type SessionCreate } from '@cfs-batcher/shared';
+import type { PhaseContext } from '../context';
+import { logBatch, logCfsError, logSessions } from '../log';
+import { isBackingOff } from '../rules/backoff';
+import { isReadyToSend, sharedTags, type Batch } from '../rules/batch';
+import { certainlyNotCreated, createFailureReason } from '../rules/cfs-errors';
+import { SPAN, sessionSpanAttributes } from '../spans';
+import { msStamp, noteCfsError } from '../state';
+
+export async function send(ctx: PhaseContext, signal?: AbortSignal): Promise<void> {
+  const { state, clock } = ctx;
+  if (isBackingOff(state.backoff, clock.now())) return;
+  logBatch.debug('Sending completed batches');
+  let sent = 0;
+  for (const b of state.book.all()) {
+    if (!isReadyToSend(b, state.options.batch_size, state.options.batch_window, clock.now())) continue;
+    const r = await sendBatch(ctx, b, signal);
+    if (r === 'sent') sent += 1;
+    if (r === 'stop') break;
+  }
+  if (sent > 0) logBatch.info(`Successfully submitted ${sent} batches for configuration`);
+}
+
+function adopted(ctx: PhaseContext, b: Batch, name: string): void {
+  const { state } = ctx;
+  const now = ctx.clock.now();
+  state.book.markActive(b, name, now);
+  state.sessionsCreatedTotal += 1;
+  state.cycleCreated += 1;
+  state.lastSessionCreatedMs = msStamp(now);
+  ctx.metrics.sessionsCreated.inc();
+}
+
+/** 'sent' | 'failed' (this batch only) | 'stop' (CFS in trouble: send nothing more this cycle). */
+async function sendBatch(ctx: PhaseContext, b: Batch, signal?: AbortSignal): Promise<'sent' | 'failed' | 'stop'> {
+  const { state, clock } = ctx;
+  let name: string | undefined;
+  if (b.uncertainName !== null) {
+    // An earlier POST may have created it: look before creating again, so no duplicate targets these nodes.
+    name = b.uncertainName;
+    try {
+      await ctx.client.getSession(name, { signal });
+      logSessions.info(`Session ${name} exists from an earlier attempt; tracking it`);
+      adopted(ctx, b, name);
+      return 'sent';
+    } catch (err) {
+      if (!isCfsError(err) || err.kind === 'aborted') throw err;
+      if (!err.isNotFound) {
+        logCfsError(logSessions, err);
+        noteCfsError(state, err, clock.now());
+        state.book.retryLater(b, clock.now());
+        return 'stop';
+      }
+      // Confirmed absent. Its members were held busy (not refreshed) while uncertain: let the next collect
+      // refresh, move or drop them before anything is created, so no session goes out with stale members.
+      state.book.requeue(b);
+      return 'failed';
+    }
+  }
+  name ??= ctx.newSessionName();
+  const ids = [...b.members.keys()];
+  const tags = sharedTags(b.members.values());
+  const body: SessionCreate = {
+    name,
+    configuration_name: b.configName,
+    configuration_limit: b.configLimit,
+    ansible_limit: ids.join(','),
+    target: { definition: 'dynamic' },
+    ...(tags ? { tags } : {}),
+  };
+  logSessions.debug(`Submitting a session to CFS: ${JSON.stringify(body)}`);
+  const attrs = sessionSpanAttributes({ name, configuration: b.configName, batchSize: ids.length, limit: b.configLimit });
+  try {
+    await withSpan(SPAN.sessionCreate, attrs, () => ctx.client.createSession(body, { signal }));
+    adopted(ctx, b, name);
+    return 'sent';
+  } catch (err) {
+    if (!isCfsError(err) || err.kind === 'aborted') throw err;
+    ctx.metrics.sessionCreateFailures.inc({ reason: createFailureReason(err) });
+    logCfsError(logSessions, err);
+    // Reported in the heartbeat: the sidecar must read a refused create as CFS trouble, not as a stalled loop.
+    noteCfsError(state, err, clock.now());
+    if (err.kind === 'http' && err.status === 409) {
+      // The name exists already (e.g. our own earlier POST): confirm by lookup on the next attempt.
+      state.book.markUncertain(b, name);
+      return 'failed';
+    }
+    if (certainlyNotCreated(err)) {
+      state.book.retryLater(b, clock.now());
+      return err.kind === 'http' ? 'failed' : 'stop';
+    }
+    state.book.markUncertain(b, name);
+    state.book.retryLater(b, clock.now());
+    return 'stop';
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * A batch and the rules read from it (no I/O): its state, when it may be sent, which tags its session carries, and
+ * how long it waits after a failed create. Its transitions live in the BatchBook (batch-book.ts).
+ */
+import type { BatchComponent } from './component';
+
+export interface Batch {
+  readonly id: number;
+  readonly key: string;
+  readonly configName: string;
+  configLimit: string;
+  /** Snapshot of each member when it joined (or at rebuild; null when CFS had no usable record). */
+  readonly members: Map<string, BatchComponent | null>;
+  readonly windowStart: number;
+  /** Set once CFS holds the session (created, adopted after a lookup, or rebuilt). */
+  sessionName: string | null;
+  sessionStart: number | null;
+  /** A POST whose outcome is unknown (timeout, 5xx): look this name up before creating anything else. */
+  uncertainName: string | null;
+  createFailures: number;
+  /** Earliest time (ms) of the next create attempt, after failures. */
+  nextAttemptAt: number;
+  readonly rebuilt: boolean;
+}
+
+export type BatchState = 'queued' | 'uncertain' | 'active';
+
+export function batchState(b: Batch): BatchState {
+  if (b.sessionName !== null) return 'active';
+  return b.uncertainName !== null ? 'uncertain' : 'queued';
+}
+
+/** Strict `>` on the window, as the original: a batch of age exactly batch_window waits one more check. */
+export function isReadyToSend(b: Batch, batchSize: number, batchWindowS: number, now: number): boolean {
+  if (b.sessionName !== null || b.members.size === 0 || now < b.nextAttemptAt) return false;
+  if (b.uncertainName !== null) return true;
+  return b.members.size >= batchSize || now - b.windowStart > batchWindowS * 1000;
+}
+
+/** Tags every member has with the same value; undefined when there are none (the POST then omits `tags`). */
+export function sharedTags(members: Iterable<{ tags: Record<string, string> } | null>): Record<string, string> | undefined {
+  let shared: Record<string, string> | undefined;
+  for (const m of members) {
+    const tags = m?.tags ?? {};
+    if (shared === undefined) {
+      shared = { ...tags };
+      continue;
+    }
+    for (const [k, v] of Object.entries(shared)) if (tags[k] !== v) delete shared[k];
+  }
+  return shared && Object.keys(shared).length > 0 ? shared : undefined;
+}
+
+/** Per-batch delay after failed creates: initial, doubling on each further failure, capped at max. */
+export interface RetryPolicy {
+  createRetryInitialMs: number;
+  createRetryMaxMs: number;
+}
+
+/** Pure: the delay before the next create attempt after `failures` consecutive failures (>= 1). */
+export function retryDelayMs(failures: number, p: RetryPolicy): number {
+  return Math.min(p.createRetryMaxMs, p.createRetryInitialMs * 2 ** Math.min(30, Math.max(0, failures - 1)));
+}

@@ -1,0 +1,95 @@
+/**
+ * The composition root: configuration, metrics, the heartbeat writer (built first, over the state, so the CFS
+ * client can stamp progress without anything bound late), the CFS client, the loop, signals and crash handling.
+ *
+ * Crash-only: a bug or an unexpected exception is logged at ERROR with its stack ('Unexpected error occurred') and
+ * the process exits 1 so the container restarts. A bad setting prints one line, `Configuration error: ...`, and
+ * exits 2 (a restart cannot fix it). SIGTERM/SIGINT abort the current CFS request, write a final `stopping`
+ * heartbeat and exit 0.
+ */
+import type { Server } from 'node:http';
+import { CfsClient, ConfigError, errorMessage, setLogLevel } from '@cfs-batcher/shared';
+import { loadConfig } from './config';
+import type { Phases } from './context';
+import { logMain as log } from './log';
+import { createBatcher, stateHeartbeat } from './loop';
+import { createMetrics, serveMetrics } from './metrics';
+import { PHASES } from './phases';
+import { newState } from './state';
+import { BATCHER_VERSION } from './version';
+
+/** Longest a stop may take before the process gives up waiting (k8s grace is 30 s by default). */
+const STOP_DEADLINE_MS = 8000;
+/** Exit code of a configuration error (1 is a crash). */
+export const EXIT_CONFIG = 2;
+
+export interface StartOptions {
+  env?: NodeJS.ProcessEnv;
+  /** From the tracing preload, flushed (bounded) on the way out. */
+  telemetry?: { shutdown(): Promise<void> };
+  /** Wraps the production phases; used only by the e2e fault fixture (scripts/src/fixtures). */
+  wrapPhases?: (phases: Phases) => Phases;
+}
+
+function fatal(what: string, err: unknown): never {
+  log.error('Unexpected error occurred', {
+    cause: what,
+    error: errorMessage(err),
+    stack: err instanceof Error ? err.stack : undefined,
+  });
+  process.exit(1);
+}
+
+/** A bad setting: one line on stderr, exit 2 (a restart cannot fix it, a stack would only hide the line). */
+function configurationError(err: ConfigError): never {
+  process.stderr.write(`Configuration error: ${err.message}\n`);
+  process.exit(EXIT_CONFIG);
+}
+
+/** Set once the set-up is done: a ConfigError after that is a bug, not a setting. */
+let settingUp = true;
+
+async function main(opts: StartOptions): Promise<void> {
+  const config = loadConfig(opts.env ?? process.env);
+  setLogLevel(config.startingLogLevel);
+  const metrics = createMetrics({ version: BATCHER_VERSION });
+  const clock = { now: () => Date.now() };
+  const state = newState(config.tuning);
+  const heartbeat = stateHeartbeat(config.heartbeatPath, clock, state, metrics);
+  // Every CFS answer (good or bad) is progress of the main loop: it stamps the heartbeat (throttled) so a long
+  // working phase is not mistaken for a hang, while a stopped or blocked loop stops stamping.
+  const client = new CfsClient({
+    ...config.cfs,
+    onRequest: (r) => {
+      metrics.observeRequest(r);
+      heartbeat.progress();
+    },
+  });
+  // A port already in use is fatal (rejects): the pod spec is wrong and a restart with a clear log is the fix.
+  const server: Server | undefined = config.metricsPort > 0 ? await serveMetrics(metrics.registry, config.metricsPort) : undefined;
+  const phases = opts.wrapPhases ? opts.wrapPhases(PHASES) : PHASES;
+  const batcher = createBatcher({ client, state, heartbeat, metrics, clock, tuning: config.tuning, phases });
+  const ac = new AbortController();
+  const stop = (signal: string): void => {
+    if (ac.signal.aborted) return;
+    log.info(`Received ${signal}; stopping`);
+    ac.abort();
+    setTimeout(() => fatal('stop deadline', new Error(`did not stop within ${STOP_DEADLINE_MS} ms`)), STOP_DEADLINE_MS).unref();
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  settingUp = false;
+  log.info(`Starting cfs-batcher ${BATCHER_VERSION} against ${client.baseUrl}`);
+  await batcher.run(ac.signal);
+  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  await opts.telemetry?.shutdown();
+  log.info('Stopped');
+  process.exit(0);
+}
+
+/** Runs the batcher as this process; never returns normally (exits 0 on a signal, 1 on a crash, 2 on bad config). */
+export function start(opts: StartOptions = {}): Promise<void> {
+  process.on('uncaughtException', (err) => fatal('uncaughtException', err));
+  process.on('unhandledRejection', (reason) => fatal('unhandledRejection', reason));
+  return main(opts).catch((err: unknown) => (settingUp && err instanceof ConfigError ? configurationError(err) : fatal('main', err)));
+}
