@@ -2,6 +2,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { listen } from '@cfs-batcher/shared';
 
 export type CreateFailureReason = 'http_400' | 'http_409' | 'http_5xx' | 'timeout' | 'unreachable' | 'invalid';
 export type CompletionResult = 'succeeded' | 'failed' | 'deleted' | 'pending_timeout';
@@ -115,13 +116,7 @@ export function serveMetrics(registry: Registry, port: number, host = '0.0.0.0')
     res.writeHead(404, { 'Content-Type': 'text/plain' });
     res.end('not found\n');
   });
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve(server);
-    });
-  });
+  return listen(server, port, host).then(() => server);
 }
 
 export function serverPort(server: http.Server): number {

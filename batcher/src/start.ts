@@ -8,7 +8,7 @@
  * heartbeat and exit 0.
  */
 import type { Server } from 'node:http';
-import { CfsClient, ConfigError, errorMessage, setLogLevel } from '@cfs-batcher/shared';
+import { CfsClient, errorMessage, setLogLevel, startFailure } from '@cfs-batcher/shared';
 import { loadConfig } from './config';
 import type { Phases } from './context';
 import { logMain as log } from './log';
@@ -20,8 +20,6 @@ import { BATCHER_VERSION } from './version';
 
 /** Longest a stop may take before the process gives up waiting (k8s grace is 30 s by default). */
 const STOP_DEADLINE_MS = 8000;
-/** Exit code of a configuration error (1 is a crash). */
-export const EXIT_CONFIG = 2;
 
 export interface StartOptions {
   env?: NodeJS.ProcessEnv;
@@ -40,13 +38,16 @@ function fatal(what: string, err: unknown): never {
   process.exit(1);
 }
 
-/** A bad setting: one line on stderr, exit 2 (a restart cannot fix it, a stack would only hide the line). */
-function configurationError(err: ConfigError): never {
-  process.stderr.write(`Configuration error: ${err.message}\n`);
-  process.exit(EXIT_CONFIG);
+/**
+ * A bad setting or a busy port: one line on stderr and its exit code (shared `startFailure`: 2 for configuration,
+ * 1 for listen errors). A restart cannot fix either, and a stack would only hide the line.
+ */
+function startUpFailure(failure: { line: string; code: number }): never {
+  process.stderr.write(`${failure.line}\n`);
+  process.exit(failure.code);
 }
 
-/** Set once the set-up is done: a ConfigError after that is a bug, not a setting. */
+/** Set once the set-up is done: a ConfigError or listen error after that is a bug, not a setting. */
 let settingUp = true;
 
 async function main(opts: StartOptions): Promise<void> {
@@ -65,7 +66,7 @@ async function main(opts: StartOptions): Promise<void> {
       heartbeat.progress();
     },
   });
-  // A port already in use is fatal (rejects): the pod spec is wrong and a restart with a clear log is the fix.
+  // A port already in use rejects with node's listen error: one EADDRINUSE line naming the port, exit 1.
   const server: Server | undefined = config.metricsPort > 0 ? await serveMetrics(metrics.registry, config.metricsPort) : undefined;
   const phases = opts.wrapPhases ? opts.wrapPhases(PHASES) : PHASES;
   const batcher = createBatcher({ client, state, heartbeat, metrics, clock, tuning: config.tuning, phases });
@@ -91,5 +92,8 @@ async function main(opts: StartOptions): Promise<void> {
 export function start(opts: StartOptions = {}): Promise<void> {
   process.on('uncaughtException', (err) => fatal('uncaughtException', err));
   process.on('unhandledRejection', (reason) => fatal('unhandledRejection', reason));
-  return main(opts).catch((err: unknown) => (settingUp && err instanceof ConfigError ? configurationError(err) : fatal('main', err)));
+  return main(opts).catch((err: unknown) => {
+    const failure = settingUp ? startFailure(err) : null;
+    return failure ? startUpFailure(failure) : fatal('main', err);
+  });
 }

@@ -1,8 +1,8 @@
 /**
  * Imported first by main.ts: tracing must start before the HTTP modules are used so outgoing CFS calls are traced.
- * startTelemetry never throws (a broken set-up runs untraced).
+ * startTracing never throws; it loads the SDK only when tracing is configured (a broken set-up runs untraced).
  */
-import { startTelemetry } from '@cfs-batcher/shared';
+import { startTracing } from '@cfs-batcher/shared';
 import { BATCHER_VERSION } from './version';
 
-export const telemetry = startTelemetry({ serviceName: 'cfs-batcher', serviceVersion: BATCHER_VERSION });
+export const telemetry = startTracing({ serviceName: 'cfs-batcher', serviceVersion: BATCHER_VERSION });

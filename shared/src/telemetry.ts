@@ -9,20 +9,6 @@ import { type Attributes, type Span, SpanStatusCode, type Tracer, trace } from '
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { getLogger } from './logger';
 
-/**
- * Span names the batcher emits (docs/CONTRACTS.md, "Traces").
- * @deprecated The batcher's vocabulary: use the batcher's own `spans.ts`; this copy goes after the issue #10 merge.
- */
-export const SPAN = {
-  cycle: 'batcher.cycle',
-  options: 'batcher.options',
-  checkSessions: 'batcher.check_sessions',
-  collect: 'batcher.collect',
-  send: 'batcher.send',
-  sessionCreate: 'batcher.session.create',
-  rebuildState: 'batcher.rebuild_state',
-} as const;
-
 /** Span attribute keys of our own (HTTP spans use the stable semantic conventions). */
 export const ATTR = {
   cycleSeq: 'batcher.cycle.seq',
@@ -101,7 +87,6 @@ export function startTracing(opts: TelemetryOptions): Telemetry {
 }
 
 /** @deprecated Use `startTracing` (same options); kept until the batcher's preload switches. */
-export const startTelemetry = startTracing;
 
 /** True for requests the HTTP instrumentation must not trace (query string ignored). */
 export function isUntracedPath(url: string | undefined): boolean {
@@ -165,23 +150,3 @@ export async function withSpan<T>(
   });
 }
 
-/**
- * Attributes of a `batcher.session.create` span. `limit` is the session's configuration_limit (the layers it runs);
- * `ansibleLimit`, the node list, is optional because it can be long.
- * @deprecated The batcher's vocabulary: use the batcher's own `spans.ts`; this copy goes after the issue #10 merge.
- */
-export function sessionSpanAttributes(s: {
-  name: string;
-  configuration: string;
-  batchSize: number;
-  limit: string;
-  ansibleLimit?: string;
-}): Attributes {
-  return {
-    [ATTR.sessionName]: s.name,
-    [ATTR.configurationName]: s.configuration,
-    [ATTR.batchSize]: s.batchSize,
-    [ATTR.sessionLimit]: s.limit,
-    ...(s.ansibleLimit !== undefined ? { [ATTR.sessionAnsibleLimit]: s.ansibleLimit } : {}),
-  };
-}

@@ -117,17 +117,16 @@ it('SIGTERM during a hung CFS request aborts it and exits 0 within a few seconds
   expect(final.ok && final.heartbeat.phase).toBe('stopping');
 });
 
-it('a fatal start-up condition (metrics port in use) logs at ERROR and exits non-zero', async () => {
+it('a metrics port in use ends the batcher with one EADDRINUSE line naming the port, exit 1', async () => {
   const blocker = net.createServer();
   await new Promise<void>((r) => blocker.listen(0, '0.0.0.0', () => r()));
   try {
     const port = (blocker.address() as net.AddressInfo).port;
     const run = start({ METRICS_PORT: String(port) });
     const { code } = await withDeadline(run.exited, 10_000);
-    expect(code).not.toBe(0);
-    const line = jsonLines(run.out()).find((l) => l.message === 'Unexpected error occurred');
-    expect(line?.level).toBe('ERROR');
-    expect(String(line?.stack)).toContain('EADDRINUSE');
+    expect(code).toBe(1);
+    expect(run.out()).toContain(`Cannot listen on 0.0.0.0:${port}: EADDRINUSE, port ${port} is already in use`);
+    expect(run.out()).not.toContain('Unexpected error occurred');
   } finally {
     await new Promise<void>((r) => blocker.close(() => r()));
   }

@@ -15,13 +15,11 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import {
   ATTR,
-  SPAN,
   addLogTransport,
   errorAttributes,
   getLogger,
   isUntracedPath,
   recordSpanError,
-  sessionSpanAttributes,
   setLogSilent,
   startTracing,
   telemetryDisabled,
@@ -29,6 +27,7 @@ import {
   withSpan,
   type Telemetry,
 } from '@cfs-batcher/shared';
+import { SPAN, sessionSpanAttributes } from '@cfs-batcher/batcher';
 import { baseResourceAttributes, boundedShutdown, propagatorFromEnv, spanProcessorsFromEnv, startTelemetry } from '@cfs-batcher/shared/tracing';
 
 /** Collect JSON log lines through a winston Stream transport. */

@@ -4,7 +4,7 @@
  * Each option is checked on its own against the spec (type and minimum). A bad value never stops the batcher: it is
  * reported as a problem and the last good value (or the default) stays in force.
  */
-import type { CfsLogLevel } from '@cfs-batcher/shared';
+import { CFS_OPTION_DEFAULTS, type CfsLogLevel } from '@cfs-batcher/shared';
 
 export interface BatcherOptions {
   batcher_check_interval: number;
@@ -19,17 +19,8 @@ export interface BatcherOptions {
 
 export type OptionName = keyof BatcherOptions;
 
-/** The batcher's defaults; the ones CFS lacks are written back once so the server uses the same values. */
-export const DEFAULT_OPTIONS: Readonly<BatcherOptions> = Object.freeze({
-  batcher_check_interval: 10,
-  batch_size: 25,
-  batch_window: 60,
-  default_batcher_retry_policy: 3,
-  batcher_max_backoff: 3600,
-  batcher_disable: false,
-  batcher_pending_timeout: 300,
-  logging_level: 'INFO',
-});
+/** The batcher's defaults (the contract's, in shared); the ones CFS lacks are written back once so the server uses the same values. */
+export const DEFAULT_OPTIONS: Readonly<BatcherOptions> = CFS_OPTION_DEFAULTS;
 
 export const OPTION_NAMES = Object.keys(DEFAULT_OPTIONS) as OptionName[];
 

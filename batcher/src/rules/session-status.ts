@@ -2,7 +2,7 @@
  * What a CFS session means to the batcher (pure), after the original's Batch.get_status.
  * succeeded=false or unknown is a failure even before status says complete (the Job vanished or failed).
  */
-import type { CfsSession } from '@cfs-batcher/shared';
+import { BATCHER_SESSION_PREFIX, type CfsSession } from '@cfs-batcher/shared';
 
 export type SessionOutcome = 'pending' | 'running' | 'complete' | 'failed' | 'unknown';
 
@@ -17,7 +17,7 @@ export function sessionOutcome(s: CfsSession): SessionOutcome {
 }
 
 /** Session names the batcher owns: `batcher-` prefix (the original's substring test also caught foreign names). */
-export const SESSION_PREFIX = 'batcher-';
+export const SESSION_PREFIX = BATCHER_SESSION_PREFIX;
 
 export function isBatcherSession(name: string): boolean {
   return name.startsWith(SESSION_PREFIX);
