@@ -62,6 +62,7 @@ export function createApp(deps: SimDeps & ControlDeps, opts: AppOptions = {}): e
   app.use(stats.middleware());
   app.use(faults.middleware());
   app.use(express.json({ limit: '20mb', strict: false }));
+  app.use(faults.commitGate());
   app.use('/__sim', controlRouter(deps));
   app.use(normaliseBooleans);
   if (opts.spec) {
@@ -104,7 +105,8 @@ export function createApp(deps: SimDeps & ControlDeps, opts: AppOptions = {}): e
   app.get('/v3/sessions', route((req, res) => void res.json(sessions.listSessions(state, req.query as never, now()))));
   app.post('/v3/sessions', route((req, res) => {
     const s = sessions.createSession(state, req.body, now());
-    operator.onCreated(s);
+    const fault = res.locals.fault === undefined ? undefined : `${String(res.locals.faultPhase)}:${String(res.locals.fault)}`;
+    operator.onCreated(s, { fault, receivedMs: res.locals.receivedMs as number | undefined });
     res.status(201).json(sessions.sessionView(state, s));
   }));
   app.delete('/v3/sessions', route((req, res) => {
