@@ -4,6 +4,7 @@
  */
 import { getLogger, parseCfsLogLevel, setLogLevel } from '@cfs-batcher/shared';
 import { createSimulator } from './simulator';
+import { TRANSPORTS, type Transport } from './transport';
 
 const log = getLogger('cfs-sim');
 
@@ -13,6 +14,7 @@ interface Args {
   scenario?: string;
   generate?: number;
   validate: boolean;
+  transport?: Transport;
 }
 
 export function parseArgs(argv: string[]): Args {
@@ -44,8 +46,14 @@ export function parseArgs(argv: string[]): Args {
       case '--validate':
         args.validate = true;
         break;
+      case '--transport': {
+        const t = value(); // nodelay (default) | python: see transport.ts
+        if (!(TRANSPORTS as readonly string[]).includes(t)) throw new Error(`--transport must be one of ${TRANSPORTS.join(', ')}, got '${t}'`);
+        args.transport = t as Transport;
+        break;
+      }
       default:
-        throw new Error(`unknown argument '${flag}' (usage: --port PORT [--host H] [--scenario FILE] [--generate N] [--validate])`);
+        throw new Error(`unknown argument '${flag}' (usage: --port PORT [--host H] [--scenario FILE] [--generate N] [--validate] [--transport nodelay|python])`);
     }
   }
   return args;
@@ -66,6 +74,7 @@ async function main(): Promise<void> {
       scenario: args.scenario,
       generate: args.generate !== undefined ? { components: args.generate, configurations: 3 } : undefined,
       validateWithSpec: args.validate,
+      transport: args.transport,
     });
   } catch (err) {
     log.error('cannot start the simulator', { error: (err as Error).message });
