@@ -64,6 +64,9 @@ export const faultRuleSchema = z.strictObject({
       until: timeValue.optional(),
       /** Window length from when the rule is added. */
       durationMs: z.number().int().min(0).optional(),
+      /** Fire on this fraction of matching requests, drawn from a PRNG seeded with `seed` (default 1): repeatable. */
+      probability: z.number().min(0).max(1).optional(),
+      seed: z.number().int().optional(),
     })
     .optional(),
 });
@@ -78,6 +81,19 @@ interface CompiledRule {
   fired: number;
   from: number;
   until: number;
+  random: () => number;
+}
+
+/** mulberry32: a tiny seeded PRNG, so a random fault schedule replays exactly. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
 }
 
 function toMs(v: number | string | undefined, fallback: number): number {
@@ -114,7 +130,7 @@ function compile(input: z.infer<typeof faultRuleSchema>, id: string, nowMs: numb
   const from = toMs(scope.from, -Infinity);
   let until = toMs(scope.until, Infinity);
   if (scope.durationMs !== undefined) until = Math.min(until, nowMs + scope.durationMs);
-  return { id, input, method, path, seen: 0, fired: 0, from, until };
+  return { id, input, method, path, seen: 0, fired: 0, from, until, random: seeded(scope.seed ?? 1) };
 }
 
 export class FaultRegistry {
@@ -172,6 +188,8 @@ export class FaultRegistry {
       r.seen++;
       const every = r.input.scope?.every;
       if (every !== undefined && r.seen % every !== 0) continue;
+      const p = r.input.scope?.probability;
+      if (p !== undefined && !(r.random() < p)) continue;
       r.fired++;
       return { action: r.input.action, phase: r.input.phase ?? 'before', id: r.id };
     }

@@ -98,3 +98,20 @@ describe('GET /v3/options with keys missing', () => {
     expect(() => sim.faults.add({ match: 'GET /v3/options', action: { type: 'omit-keys', keys: [] } })).toThrow(/keys/);
   });
 });
+
+describe('random schedule', () => {
+  it('probability with a seed fires on a repeatable subset of matching requests', async () => {
+    const run = async (): Promise<number[]> => {
+      sim.faults.clear();
+      sim.faults.add({ match: 'GET /v3/components/{id}', action: { type: 'status', status: 500 }, scope: { probability: 0.3, seed: 42 } });
+      const codes: number[] = [];
+      for (let i = 0; i < 40; i++) codes.push((await request(sim.app).get('/v3/components/x1')).status);
+      return codes;
+    };
+    const a = await run();
+    const fired = a.filter((c) => c === 500).length;
+    expect(fired).toBeGreaterThan(0);
+    expect(fired).toBeLessThan(40);
+    expect(await run()).toEqual(a);
+  });
+});
