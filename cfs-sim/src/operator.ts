@@ -129,11 +129,12 @@ export class SimOperator {
 
   // ---- lifecycle hooks (called by the API) -------------------------------------------------------------------
 
-  onCreated(s: Session, extra: Omit<RecordExtra, 'members'> = {}): void {
+  /** `extra.members`: snapshots taken when the POST arrived (default: now). */
+  onCreated(s: Session, extra: RecordExtra = {}): void {
     const mode = this.pickMode(s);
     this.active.set(s.name, { mode, stage: 'pending', enteredMs: this.now() });
     const hosts = s.ansible.limit.split(',').filter((h) => h !== '');
-    this.history.record(s, mode, this.now(), { ...extra, members: memberSnapshots(this.state, hosts) });
+    this.history.record(s, mode, this.now(), { ...extra, members: extra.members ?? memberSnapshots(this.state, hosts) });
   }
 
   onDeleted(name: string): void {

@@ -60,10 +60,12 @@ describe('late commit: held, committed later whatever the client does', () => {
   ])('%s', async (_label, client) => {
     sim.faults.add({ match: 'POST /v3/sessions', action: { type: 'late-commit', ms: 300, client }, scope: { times: 1 } });
     const r = await call('POST', '/v3/sessions', create('batcher-late'), 100);
+    sim.state.putComponent({ ...sim.state.components.get('x1')!, tags: { changed: 'after-post' } }); // after the POST arrived
     expect(r.error).toMatch(client === 'hang' ? /TIMEOUT/ : /ECONNRESET|socket hang up/);
     await waitFor(() => sim.state.sessions.has('batcher-late'), 5000);
     const h = sim.history.get('batcher-late')!;
     expect(h.fault).toBe('late:late-commit');
+    expect(h.members.x1!.tags).toEqual({}); // members as they were when the POST arrived
     expect(h.created_ms - h.received_ms!).toBeGreaterThanOrEqual(299); // by construction: held 300 ms (timer slack 1 ms)
     expect(sim.faults.pendingCommits).toBe(0);
   });
