@@ -23,9 +23,9 @@ export interface SimulatorOptions {
   scenario?: Scenario | string;
   generate?: GenerateOptions;
   operator?: Partial<Pick<OperatorSettings, 'pendingMs' | 'runningMs' | 'tickMs' | 'maxStartsPerSecond'>> & { paused?: boolean };
-  /** How answers are written (transport.ts); the scenario's server.transport wins. Default 'nodelay'. */
+  /** How answers are written (transport.ts); wins over the scenario's server.transport. Default 'nodelay'. */
   transport?: Transport;
-  /** Also listen on this port (0 = any) for tests: never faulted, counted or closed; the scenario's wins. */
+  /** Also listen on this port (0 = any) for tests: never faulted, counted or closed; wins over the scenario's. */
   controlPort?: number;
   /** Validate requests and responses against the CFS OpenAPI spec (true = find the spec). */
   validateWithSpec?: boolean | { specPath?: string };
@@ -96,8 +96,9 @@ export function createSimulator(opts: SimulatorOptions = {}): Simulator {
   if (opts.scenario !== undefined) {
     const sc = typeof opts.scenario === 'string' ? loadScenarioFile(opts.scenario) : parseScenario(opts.scenario);
     applyScenario(sc, state, operator, faults);
-    transport = sc.server?.transport ?? transport;
-    controlPort = sc.server?.controlPort ?? controlPort;
+    // An explicit option (CLI flag) wins over the scenario file.
+    transport = opts.transport ?? sc.server?.transport ?? transport;
+    controlPort = opts.controlPort ?? sc.server?.controlPort;
   }
   if (opts.operator?.paused) operator.pause();
 
