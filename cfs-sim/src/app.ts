@@ -8,6 +8,7 @@ import { controlRouter, type ControlDeps } from './control';
 import * as options from './options';
 import { ProblemError, problemBody } from './problem';
 import * as sessions from './sessions';
+import { memberSnapshots, type MemberSnapshot } from './snapshot';
 import type { SimDeps } from './deps';
 
 const log = getLogger('cfs-sim');
@@ -62,6 +63,13 @@ export function createApp(deps: SimDeps & ControlDeps, opts: AppOptions = {}): e
   app.use(stats.middleware());
   app.use(faults.middleware());
   app.use(express.json({ limit: '20mb', strict: false }));
+  // Members as they were when the POST arrived (a late commit lands later, the batcher decided on these).
+  app.post('/v3/sessions', (req: Request, res: Response, next: NextFunction) => {
+    const limit = (req.body as { ansible_limit?: unknown } | undefined)?.ansible_limit;
+    if (typeof limit === 'string') res.locals.members = memberSnapshots(state, limit.split(',').filter((h) => h !== ''));
+    next();
+  });
+  app.use(faults.commitGate());
   app.use('/__sim', controlRouter(deps));
   app.use(normaliseBooleans);
   if (opts.spec) {
@@ -104,7 +112,8 @@ export function createApp(deps: SimDeps & ControlDeps, opts: AppOptions = {}): e
   app.get('/v3/sessions', route((req, res) => void res.json(sessions.listSessions(state, req.query as never, now()))));
   app.post('/v3/sessions', route((req, res) => {
     const s = sessions.createSession(state, req.body, now());
-    operator.onCreated(s);
+    const fault = res.locals.fault === undefined ? undefined : `${String(res.locals.faultPhase)}:${String(res.locals.fault)}`;
+    operator.onCreated(s, { fault, receivedMs: res.locals.receivedMs as number | undefined, members: res.locals.members as Record<string, MemberSnapshot> | undefined });
     res.status(201).json(sessions.sessionView(state, s));
   }));
   app.delete('/v3/sessions', route((req, res) => {

@@ -17,6 +17,7 @@ const operatorCommand = z.strictObject({
   pause: z.boolean().optional(),
   pendingMs: z.number().int().min(0).optional(),
   runningMs: z.number().int().min(0).optional(),
+  maxStartsPerSecond: z.number().int().min(0).optional(),
   /** true = every active session one stage; a string = that session only. */
   step: z.union([z.literal(true), z.string()]).optional(),
   runToCompletion: z.boolean().optional(),

@@ -1,12 +1,13 @@
 /**
  * Fault injection: rules that match method + path and make the next N / every Nth / windowed requests fail in a
- * chosen way (status with or without a problem body, empty or null 200, invalid JSON, latency, hang, socket reset).
- * The first matching rule that fires wins. /__sim paths are never faulted.
+ * chosen way. Phase `before` (default) answers instead of the handler (nothing is committed); phase `after` lets the
+ * handler commit and then replaces or loses its answer; `late-commit` holds a request and commits it later whatever
+ * the client does. The first matching rule that fires wins. /__sim paths and the control port are never faulted.
+ * Applying the actions lives in fault-actions.ts.
  */
-import type { NextFunction, Request, Response } from 'express';
 import type { Socket } from 'node:net';
 import { z } from 'zod';
-import { problemBody } from './problem';
+import { faultMiddleware, lateCommitGate } from './fault-actions';
 
 const methodName = z.string().regex(/^(\*|[A-Za-z]+)$/);
 
@@ -14,16 +15,32 @@ export const faultActionSchema = z.discriminatedUnion('type', [
   z.strictObject({
     type: z.literal('status'),
     status: z.number().int().min(100).max(599),
-    /** 'problem' (default): RFC 7807 body; 'empty': no body; 'null': JSON null; anything else: sent as JSON. */
+    /** 'problem' (default): RFC 7807 body; 'empty': no body; 'null': JSON null; 'html': an HTML error page; else JSON. */
     body: z.unknown().optional(),
     title: z.string().optional(),
+    detail: z.string().optional(),
   }),
   z.strictObject({ type: z.literal('invalid-json'), status: z.number().int().min(100).max(599).optional() }),
   z.strictObject({ type: z.literal('latency'), ms: z.number().int().min(0) }),
   z.strictObject({ type: z.literal('hang') }),
   z.strictObject({ type: z.literal('reset') }),
+  /** Always after the handler: the answer's JSON object loses these top-level keys (e.g. options missing). */
+  z.strictObject({ type: z.literal('omit-keys'), keys: z.array(z.string()).min(1) }),
+  /**
+   * The request is held ms, then committed even if the client gave up or died. The client meanwhile sees:
+   * 'hang' (default: no answer ever), 'reset' (socket reset once the body is read), 'answer' (the real answer at
+   * commit, if it still waits).
+   */
+  z.strictObject({ type: z.literal('late-commit'), ms: z.number().int().min(0), client: z.enum(['hang', 'reset', 'answer']).optional() }),
 ]);
 export type FaultAction = z.infer<typeof faultActionSchema>;
+export type FaultPhase = 'before' | 'after';
+
+export interface PickedFault {
+  id: string;
+  action: FaultAction;
+  phase: FaultPhase;
+}
 
 const timeValue = z.union([z.number(), z.string()]);
 
@@ -35,6 +52,8 @@ export const faultRuleSchema = z.strictObject({
     z.strictObject({ method: methodName.optional(), path: z.string().optional(), pathRegex: z.string().optional() }),
   ]),
   action: faultActionSchema,
+  /** 'before' (default): answer instead of the handler; 'after': the handler commits, then the action replaces its answer. */
+  phase: z.enum(['before', 'after']).optional(),
   scope: z
     .strictObject({
       /** Fire for the next N matching requests. */
@@ -45,6 +64,9 @@ export const faultRuleSchema = z.strictObject({
       until: timeValue.optional(),
       /** Window length from when the rule is added. */
       durationMs: z.number().int().min(0).optional(),
+      /** Fire on this fraction of matching requests, drawn from a PRNG seeded with `seed` (default 1): repeatable. */
+      probability: z.number().min(0).max(1).optional(),
+      seed: z.number().int().optional(),
     })
     .optional(),
 });
@@ -59,6 +81,19 @@ interface CompiledRule {
   fired: number;
   from: number;
   until: number;
+  random: () => number;
+}
+
+/** mulberry32: a tiny seeded PRNG, so a random fault schedule replays exactly. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
 }
 
 function toMs(v: number | string | undefined, fallback: number): number {
@@ -95,7 +130,7 @@ function compile(input: z.infer<typeof faultRuleSchema>, id: string, nowMs: numb
   const from = toMs(scope.from, -Infinity);
   let until = toMs(scope.until, Infinity);
   if (scope.durationMs !== undefined) until = Math.min(until, nowMs + scope.durationMs);
-  return { id, input, method, path, seen: 0, fired: 0, from, until };
+  return { id, input, method, path, seen: 0, fired: 0, from, until, random: seeded(scope.seed ?? 1) };
 }
 
 export class FaultRegistry {
@@ -103,8 +138,10 @@ export class FaultRegistry {
   private nextId = 1;
   /** Sockets of requests left hanging, destroyed on close(). */
   private readonly hanging = new Set<Socket>();
+  /** Late commits still to land. */
+  private readonly timers = new Set<NodeJS.Timeout>();
 
-  constructor(private readonly now: () => number = Date.now) {}
+  constructor(readonly now: () => number = Date.now) {}
 
   /** Adds a rule (validated); returns its id. Throws with the reason when the rule is malformed. */
   add(rule: FaultRuleInput): string {
@@ -142,7 +179,7 @@ export class FaultRegistry {
   }
 
   /** Finds the rule that fires for this request (and counts it), dropping used-up or expired rules. */
-  pick(method: string, path: string): FaultAction | undefined {
+  pick(method: string, path: string): PickedFault | undefined {
     const nowMs = this.now();
     this.rules = this.rules.filter((r) => nowMs <= r.until && !(r.input.scope?.times !== undefined && r.fired >= r.input.scope.times));
     for (const r of this.rules) {
@@ -151,50 +188,45 @@ export class FaultRegistry {
       r.seen++;
       const every = r.input.scope?.every;
       if (every !== undefined && r.seen % every !== 0) continue;
+      const p = r.input.scope?.probability;
+      if (p !== undefined && !(r.random() < p)) continue;
       r.fired++;
-      return r.input.action;
+      return { action: r.input.action, phase: r.input.phase ?? 'before', id: r.id };
     }
     return undefined;
   }
 
+  /** Marks a socket as held by a fault (released by releaseHanging()). */
+  holdSocket(socket: Socket): void {
+    this.hanging.add(socket);
+    socket.once('close', () => this.hanging.delete(socket));
+  }
+
+  /** Runs `fn` after ms whatever happens to the client's socket (late commits); cancelled only by cancelTimers(). */
+  later(fn: () => void, ms: number): void {
+    const t = setTimeout(() => {
+      this.timers.delete(t);
+      fn();
+    }, ms);
+    this.timers.add(t);
+  }
+
+  get pendingCommits(): number {
+    return this.timers.size;
+  }
+
+  cancelTimers(): void {
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+  }
+
+  /** Before the body parser: picks the rule and applies it (see fault-actions.ts). */
   middleware() {
-    return (req: Request, res: Response, next: NextFunction): void => {
-      if (req.path.startsWith('/__sim')) return next();
-      const action = this.pick(req.method, req.path);
-      if (!action) return next();
-      res.locals.fault = action.type;
-      switch (action.type) {
-        case 'latency': {
-          const t = setTimeout(next, action.ms);
-          res.on('close', () => clearTimeout(t));
-          return;
-        }
-        case 'hang': {
-          this.hanging.add(req.socket);
-          req.socket.once('close', () => this.hanging.delete(req.socket));
-          return;
-        }
-        case 'reset':
-          req.socket.destroy();
-          return;
-        case 'invalid-json':
-          res.status(action.status ?? 200).type('application/json').send('{"components": [{"id": "x1000c0s0b0n0", ');
-          return;
-        case 'status': {
-          const body = action.body ?? 'problem';
-          if (body === 'empty') {
-            res.status(action.status).end();
-          } else if (body === 'problem') {
-            res
-              .status(action.status)
-              .type('application/problem+json')
-              .send(JSON.stringify(problemBody(action.status, action.title ?? 'Injected fault', `fault injected for ${req.method} ${req.path}`)));
-          } else {
-            res.status(action.status).type('application/json').send(JSON.stringify(body === 'null' ? null : body));
-          }
-          return;
-        }
-      }
-    };
+    return faultMiddleware(this);
+  }
+
+  /** After the body parser: holds late commits. */
+  commitGate() {
+    return lateCommitGate(this);
   }
 }

@@ -1,5 +1,18 @@
-/** Every session ever created, kept after deletes, so tests can check invariants across a whole run. */
+/**
+ * Every session ever created, kept after deletes, with its members as they were at creation and the moments it
+ * became active (created), running and ended, so tests can check the invariants across a whole run from the
+ * simulator alone.
+ */
+import type { MemberSnapshot } from './snapshot';
 import type { Session, SessionStatus, Succeeded } from './types';
+
+export interface RecordExtra {
+  members?: Record<string, MemberSnapshot>;
+  /** `phase:type` of the fault that hit the POST (e.g. `after:reset`, `late:late-commit`). */
+  fault?: string;
+  /** When the POST arrived (a late commit is created later). */
+  receivedMs?: number;
+}
 
 export interface HistoryEntry {
   name: string;
@@ -9,11 +22,17 @@ export interface HistoryEntry {
   /** Hosts named in ansible_limit, split. */
   hosts: string[];
   tags: Record<string, string>;
+  /** ansible_limit members that were components at creation, as they were then. */
+  members: Record<string, MemberSnapshot>;
   mode: string;
+  fault: string | null;
+  received_ms: number | null;
+  /** Active from created_ms (pending counts) until ended_ms (complete or deleted, whichever came first). */
   created_ms: number;
   running_ms: number | null;
   completed_ms: number | null;
   deleted_ms: number | null;
+  ended_ms: number | null;
   status: SessionStatus;
   succeeded: Succeeded;
   /** Event order of creation and of completion/deletion: timestamps tie within a millisecond, the order does not. */
@@ -25,7 +44,7 @@ export class SessionHistory {
   private readonly entries = new Map<string, HistoryEntry>();
   private seq = 0;
 
-  record(s: Session, mode: string, nowMs: number): void {
+  record(s: Session, mode: string, nowMs: number, extra: RecordExtra = {}): void {
     this.entries.set(s.name, {
       name: s.name,
       configuration: s.configuration.name,
@@ -33,11 +52,15 @@ export class SessionHistory {
       ansible_limit: s.ansible.limit,
       hosts: s.ansible.limit.split(',').filter((h) => h !== ''),
       tags: { ...s.tags },
+      members: extra.members ?? {},
       mode,
+      fault: extra.fault ?? null,
+      received_ms: extra.receivedMs ?? null,
       created_ms: nowMs,
       running_ms: null,
       completed_ms: null,
       deleted_ms: null,
+      ended_ms: null,
       status: 'pending',
       succeeded: 'none',
       created_seq: ++this.seq,
@@ -50,7 +73,10 @@ export class SessionHistory {
     if (!e) return;
     Object.assign(e, patch);
     const ended = patch.completed_ms !== undefined && patch.completed_ms !== null || (patch.deleted_ms !== undefined && patch.deleted_ms !== null);
-    if (ended && e.ended_seq === null) e.ended_seq = ++this.seq;
+    if (ended && e.ended_seq === null) {
+      e.ended_seq = ++this.seq;
+      e.ended_ms = (patch.completed_ms ?? patch.deleted_ms) as number;
+    }
   }
 
   get(name: string): HistoryEntry | undefined {

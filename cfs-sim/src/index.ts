@@ -11,3 +11,6 @@ export { applyComponentPatch, appendState, setAutoFields, splitCommitSuffix, dee
 export { findSpec, loadPatchedSpec } from './spec';
 export { utcStamp, localIsoSeconds } from './time';
 export type * from './types';
+export { TRANSPORTS, type Transport } from './transport';
+export type { MemberSnapshot } from './snapshot';
+export type { PickedFault, FaultPhase } from './faults';

@@ -5,6 +5,7 @@
  */
 import { ConfigError, getLogger, parseCfsLogLevel, runMain, setLogLevel } from '@cfs-batcher/shared';
 import { createSimulator } from './simulator';
+import { TRANSPORTS, type Transport } from './transport';
 
 const log = getLogger('cfs-sim');
 
@@ -14,6 +15,7 @@ interface Args {
   scenario?: string;
   generate?: number;
   validate: boolean;
+  transport?: Transport;
 }
 
 export function parseArgs(argv: string[]): Args {
@@ -45,8 +47,14 @@ export function parseArgs(argv: string[]): Args {
       case '--validate':
         args.validate = true;
         break;
+      case '--transport': {
+        const t = value(); // nodelay (default) | python: see transport.ts
+        if (!(TRANSPORTS as readonly string[]).includes(t)) throw new ConfigError(`--transport must be one of ${TRANSPORTS.join(', ')}, got '${t}'`);
+        args.transport = t as Transport;
+        break;
+      }
       default:
-        throw new ConfigError(`unknown argument '${flag}' (usage: --port PORT [--host H] [--scenario FILE] [--generate N] [--validate])`);
+        throw new ConfigError(`unknown argument '${flag}' (usage: --port PORT [--host H] [--scenario FILE] [--generate N] [--validate] [--transport nodelay|python])`);
     }
   }
   return args;
@@ -61,6 +69,7 @@ async function main(): Promise<void> {
       scenario: args.scenario,
       generate: args.generate !== undefined ? { components: args.generate, configurations: 3 } : undefined,
       validateWithSpec: args.validate,
+      transport: args.transport,
     });
   } catch (err) {
     throw new ConfigError(`cannot start the simulator: ${(err as Error).message}`);

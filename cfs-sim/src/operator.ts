@@ -6,11 +6,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { getLogger } from '@cfs-batcher/shared';
-import { applyComponentPatch } from './component-patch';
-import type { SessionHistory } from './history';
+import { runLayers } from './ansible-run';
+import type { RecordExtra, SessionHistory } from './history';
+import { memberSnapshots } from './snapshot';
 import type { SimState } from './state';
 import { localIsoSeconds } from './time';
-import type { ConfigLayer, Session, Succeeded } from './types';
+import type { Session, Succeeded } from './types';
+
+export { selectLayers } from './ansible-run';
 
 const log = getLogger('cfs-sim.operator');
 
@@ -39,24 +42,19 @@ export interface OperatorSettings {
   runningMs: number;
   /** Timer resolution for the automatic mode. */
   tickMs: number;
+  /**
+   * Most sessions the operator starts (pending -> running, job created) per second, in creation order; 0 = no cap.
+   * Models "sessions created faster than the CFS operator can keep up": the rest stay pending with no job.
+   */
+  maxStartsPerSecond: number;
 }
 
-export const DEFAULT_OPERATOR_SETTINGS: OperatorSettings = { pendingMs: 200, runningMs: 500, tickMs: 20 };
+export const DEFAULT_OPERATOR_SETTINGS: OperatorSettings = { pendingMs: 200, runningMs: 500, tickMs: 20, maxStartsPerSecond: 0 };
 
 interface Active {
   mode: SessionMode;
   stage: 'pending' | 'running';
   enteredMs: number;
-}
-
-/** configuration.limit -> layer indices, as the operator reads it (digits = sorted indices; else names). */
-export function selectLayers(limit: string, layers: ConfigLayer[]): number[] {
-  const parts = limit.split(',').map((p) => p.trim()).filter((p) => p !== '');
-  if (parts.length === 0) return layers.map((_, i) => i);
-  if (parts.every((p) => /^\d+$/.test(p))) {
-    return Array.from(new Set(parts.map(Number))).filter((i) => i < layers.length).sort((a, b) => a - b);
-  }
-  return layers.map((l, i) => (l.name && limit.includes(l.name) ? i : -1)).filter((i) => i >= 0);
 }
 
 export class SimOperator {
@@ -67,6 +65,8 @@ export class SimOperator {
   private timer: NodeJS.Timeout | null = null;
   private pausedFlag = false;
   private readonly now: () => number;
+  /** When the last starts happened (at most maxStartsPerSecond entries within the last second). */
+  private starts: number[] = [];
 
   constructor(
     private readonly state: SimState,
@@ -80,7 +80,8 @@ export class SimOperator {
 
   // ---- scripting -------------------------------------------------------------------------------------------
 
-  setDelays(d: Partial<Pick<OperatorSettings, 'pendingMs' | 'runningMs'>>): void {
+  setDelays(d: Partial<Pick<OperatorSettings, 'pendingMs' | 'runningMs' | 'maxStartsPerSecond'>>): void {
+    if (d.maxStartsPerSecond !== undefined) this.settings.maxStartsPerSecond = d.maxStartsPerSecond;
     if (d.pendingMs !== undefined) this.settings.pendingMs = d.pendingMs;
     if (d.runningMs !== undefined) this.settings.runningMs = d.runningMs;
   }
@@ -128,10 +129,12 @@ export class SimOperator {
 
   // ---- lifecycle hooks (called by the API) -------------------------------------------------------------------
 
-  onCreated(s: Session): void {
+  /** `extra.members`: snapshots taken when the POST arrived (default: now). */
+  onCreated(s: Session, extra: RecordExtra = {}): void {
     const mode = this.pickMode(s);
     this.active.set(s.name, { mode, stage: 'pending', enteredMs: this.now() });
-    this.history.record(s, mode, this.now());
+    const hosts = s.ansible.limit.split(',').filter((h) => h !== '');
+    this.history.record(s, mode, this.now(), { ...extra, members: extra.members ?? memberSnapshots(this.state, hosts) });
   }
 
   onDeleted(name: string): void {
@@ -179,8 +182,12 @@ export class SimOperator {
         continue;
       }
       if (a.stage === 'pending' && a.mode !== 'stuck_pending') {
-        this.pickUp(s);
-        if (nowMs - a.enteredMs >= this.settings.pendingMs) this.toRunning(s, a, nowMs);
+        const capped = this.settings.maxStartsPerSecond > 0;
+        if (!capped) this.pickUp(s);
+        if (nowMs - a.enteredMs >= this.settings.pendingMs && this.mayStart(nowMs)) {
+          this.pickUp(s);
+          this.toRunning(s, a, nowMs);
+        }
       } else if (a.stage === 'running' && a.mode !== 'hang_running' && nowMs - a.enteredMs >= this.settings.runningMs) {
         this.complete(s, a, nowMs);
       }
@@ -232,6 +239,16 @@ export class SimOperator {
 
   // ---- internals -------------------------------------------------------------------------------------------------
 
+  /** The start rate cap: true (and counted) when one more start fits in the last second. */
+  private mayStart(nowMs: number): boolean {
+    const cap = this.settings.maxStartsPerSecond;
+    if (cap <= 0) return true;
+    this.starts = this.starts.filter((t) => nowMs - t < 1000);
+    if (this.starts.length >= cap) return false;
+    this.starts.push(nowMs);
+    return true;
+  }
+
   private pickUp(s: Session): void {
     if (!s.status.session.job) s.status.session.job = `cfs-${randomUUID()}`;
   }
@@ -247,7 +264,7 @@ export class SimOperator {
   private complete(s: Session, a: Active, nowMs: number): void {
     if (a.mode === 'clone_failure') return this.finish(s, 'false', nowMs);
     if (a.mode === 'job_vanishes') return this.finish(s, 'unknown', nowMs);
-    this.finish(s, this.runLayers(s, nowMs) ? 'true' : 'false', nowMs);
+    this.finish(s, runLayers(this.state, s, (h, c, l) => this.outcomeFor(h, c, l), nowMs) ? 'true' : 'false', nowMs);
   }
 
   private finish(s: Session, succeeded: Succeeded, nowMs: number): void {
@@ -257,42 +274,5 @@ export class SimOperator {
     s.status.session.completion_time = localIsoSeconds(nowMs);
     this.history.update(s.name, { status: 'complete', succeeded, completed_ms: nowMs });
     log.debug('session complete', { session: s.name, succeeded });
-  }
-
-  /** Runs the selected layers in order; stops after the first layer any host fails. True when all passed. */
-  private runLayers(s: Session, nowMs: number): boolean {
-    const config = this.state.configurations.get(s.configuration.name);
-    if (!config) return s.configuration.name.startsWith('debug_'); // configuration vanished: the clone step fails
-    // DISABLE_STATE_RECORDING: debug_ configurations, passthrough, image targets.
-    const record = !s.configuration.name.startsWith('debug_') && s.ansible.passthrough === '' && s.target.definition !== 'image';
-    const hosts = Array.from(new Set(s.ansible.limit.split(',').filter((h) => this.state.components.has(h))));
-    const defaultPlaybook = String(this.state.effectiveOptions().default_playbook ?? 'site.yml');
-    for (const index of selectLayers(s.configuration.limit, config.layers)) {
-      const layer = config.layers[index] as ConfigLayer;
-      let layerFailed = false;
-      for (const host of hosts) {
-        const outcome = this.outcomeFor(host, config.name, index);
-        if (outcome === 'skip') continue;
-        if (outcome === 'fail' || outcome === 'incomplete') layerFailed = true;
-        if (record) this.writeState(host, s.name, layer, defaultPlaybook, outcome, nowMs);
-      }
-      if (layerFailed) return false;
-    }
-    return true;
-  }
-
-  /** The callback plugin's PATCH: suffixed commit, error_count per outcome. */
-  private writeState(host: string, session: string, layer: ConfigLayer, defaultPlaybook: string, outcome: HostOutcome, nowMs: number): void {
-    const comp = this.state.components.get(host);
-    if (!comp) return;
-    const commit = layer.commit ?? '';
-    const append = { clone_url: layer.clone_url ?? layer.source ?? '', playbook: layer.playbook || defaultPlaybook, session_name: session };
-    const patch =
-      outcome === 'fail'
-        ? { state_append: { ...append, commit: `${commit}_failed` }, error_count: (comp.error_count ?? 0) + 1 }
-        : outcome === 'incomplete'
-          ? { state_append: { ...append, commit: `${commit}_incomplete` } }
-          : { state_append: { ...append, commit }, error_count: 0 };
-    this.state.putComponent(applyComponentPatch(comp, patch, nowMs));
   }
 }

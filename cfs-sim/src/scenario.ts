@@ -8,6 +8,7 @@ import { faultRuleSchema } from './faults';
 import { generateInventory } from './generator';
 import { HOST_OUTCOMES, SESSION_MODES } from './operator';
 import { optionsInput, stateLayerInput } from './schemas';
+import { TRANSPORTS } from './transport';
 import type { Component, Configuration } from './types';
 
 export class ScenarioError extends Error {
@@ -24,7 +25,8 @@ export const sessionModeRuleSchema = z.strictObject({
 });
 
 const componentSchema = z.strictObject({
-  id: z.string().min(1),
+  /** Any string, as the real CFS stores whatever id it is given: commas, whitespace and '' included. */
+  id: z.string(),
   desired_config: z.string().optional(),
   enabled: z.boolean().optional(),
   error_count: z.number().int().min(0).optional(),
@@ -62,7 +64,20 @@ export const scenarioSchema = z.strictObject({
     })
     .optional(),
   operator: z
-    .strictObject({ pendingMs: z.number().int().min(0).optional(), runningMs: z.number().int().min(0).optional(), paused: z.boolean().optional() })
+    .strictObject({
+      pendingMs: z.number().int().min(0).optional(),
+      runningMs: z.number().int().min(0).optional(),
+      maxStartsPerSecond: z.number().int().min(0).optional(),
+      paused: z.boolean().optional(),
+    })
+    .optional(),
+  server: z
+    .strictObject({
+      /** 'nodelay' (default): TCP_NODELAY, one write per answer; 'python': Nagle on, headers and body written apart. */
+      transport: z.enum(TRANSPORTS).optional(),
+      /** Also listen here (0 = any free port): same API, never faulted, counted or closed by an outage. */
+      controlPort: z.number().int().min(0).max(65535).optional(),
+    })
     .optional(),
   outcomes: z
     .strictObject({

@@ -1,9 +1,10 @@
 /** createSimulator(): wires state, operator, faults, stats and the express app; listen/close/outage. */
-import http from 'node:http';
+import type http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { getLogger } from '@cfs-batcher/shared';
 import type { Express } from 'express';
 import { createApp } from './app';
+import { markControl } from './bypass';
 import type { ValidationFailure } from './deps';
 import { FaultRegistry } from './faults';
 import { generateInventory, type GenerateOptions } from './generator';
@@ -13,6 +14,7 @@ import { loadScenarioFile, parseScenario, scenarioInventory, type Scenario } fro
 import { findSpec, loadPatchedSpec } from './spec';
 import { SimState } from './state';
 import { RequestStats } from './stats';
+import { createHttpServer, type Transport } from './transport';
 
 const log = getLogger('cfs-sim');
 
@@ -20,7 +22,11 @@ export interface SimulatorOptions {
   /** A scenario document or the path of a scenario file. */
   scenario?: Scenario | string;
   generate?: GenerateOptions;
-  operator?: Partial<Pick<OperatorSettings, 'pendingMs' | 'runningMs' | 'tickMs'>> & { paused?: boolean };
+  operator?: Partial<Pick<OperatorSettings, 'pendingMs' | 'runningMs' | 'tickMs' | 'maxStartsPerSecond'>> & { paused?: boolean };
+  /** How answers are written (transport.ts); wins over the scenario's server.transport. Default 'nodelay'. */
+  transport?: Transport;
+  /** Also listen on this port (0 = any) for tests: never faulted, counted or closed; wins over the scenario's. */
+  controlPort?: number;
   /** Validate requests and responses against the CFS OpenAPI spec (true = find the spec). */
   validateWithSpec?: boolean | { specPath?: string };
   now?: () => number;
@@ -37,7 +43,9 @@ export interface Simulator {
   validationErrors: ValidationFailure[];
   /** Whether the spec validator is active. */
   validating: boolean;
-  listen(port: number, host?: string): Promise<{ port: number; url: string }>;
+  /** Resolves with the port and base URL; controlPort is set when a control port was asked for. */
+  listen(port: number, host?: string): Promise<{ port: number; url: string; controlPort?: number }>;
+  readonly transport: Transport;
   /** Connection refused for durationMs (or until endOutage()), then the same port again. */
   startOutage(durationMs?: number): Promise<void>;
   endOutage(): Promise<void>;
@@ -83,13 +91,19 @@ export function createSimulator(opts: SimulatorOptions = {}): Simulator {
     for (const c of inv.configurations) state.putConfiguration(c);
     state.putComponents(inv.components);
   }
+  let transport: Transport = opts.transport ?? 'nodelay';
+  let controlPort = opts.controlPort;
   if (opts.scenario !== undefined) {
     const sc = typeof opts.scenario === 'string' ? loadScenarioFile(opts.scenario) : parseScenario(opts.scenario);
     applyScenario(sc, state, operator, faults);
+    // An explicit option (CLI flag) wins over the scenario file.
+    transport = opts.transport ?? sc.server?.transport ?? transport;
+    controlPort = opts.controlPort ?? sc.server?.controlPort;
   }
   if (opts.operator?.paused) operator.pause();
 
   let server: http.Server | null = null;
+  let control: http.Server | null = null;
   let bound: { port: number; host: string } | null = null;
   const sockets = new Set<Socket>();
   let outageTimer: NodeJS.Timeout | null = null;
@@ -101,7 +115,7 @@ export function createSimulator(opts: SimulatorOptions = {}): Simulator {
 
   function openServer(port: number, host: string): Promise<number> {
     return new Promise((resolve, reject) => {
-      const s = http.createServer(app);
+      const s = createHttpServer(transport, app);
       s.keepAliveTimeout = 5000;
       s.on('connection', (sock) => {
         sockets.add(sock);
@@ -112,6 +126,22 @@ export function createSimulator(opts: SimulatorOptions = {}): Simulator {
         s.off('error', reject);
         server = s;
         resolve((s.address() as AddressInfo).port);
+      });
+    });
+  }
+
+  /** The control listener: plain transport, requests marked so faults and stats pass them by. */
+  function openControl(port: number, host: string): Promise<http.Server> {
+    return new Promise((resolve, reject) => {
+      const s = createHttpServer('nodelay', (req, res) => {
+        markControl(req);
+        app(req, res);
+      });
+      s.keepAliveTimeout = 5000;
+      s.once('error', reject);
+      s.listen(port, host, () => {
+        s.off('error', reject);
+        resolve(s);
       });
     });
   }
@@ -136,12 +166,18 @@ export function createSimulator(opts: SimulatorOptions = {}): Simulator {
     history,
     validationErrors,
     validating: spec !== undefined,
+    transport,
     async listen(port: number, host = '127.0.0.1') {
       const actual = await openServer(port, host);
       bound = { port: actual, host };
+      let ctl: number | undefined;
+      if (controlPort !== undefined) {
+        control = await openControl(controlPort, host);
+        ctl = (control.address() as AddressInfo).port;
+      }
       operator.start();
-      log.info('CFS simulator listening', { host, port: actual, spec_validation: spec !== undefined });
-      return { port: actual, url: `http://${host}:${actual}/v3` };
+      log.info('CFS simulator listening', { host, port: actual, control_port: ctl ?? null, transport, spec_validation: spec !== undefined });
+      return { port: actual, url: `http://${host}:${actual}/v3`, controlPort: ctl };
     },
     async startOutage(durationMs?: number) {
       if (!bound) throw new Error('simulator is not listening');
@@ -164,7 +200,14 @@ export function createSimulator(opts: SimulatorOptions = {}): Simulator {
       if (outageTimer) clearTimeout(outageTimer);
       operator.stop();
       faults.releaseHanging();
+      faults.cancelTimers();
       await closeServer();
+      const c = control;
+      control = null;
+      if (c) {
+        c.closeAllConnections();
+        await new Promise<void>((resolve) => c.close(() => resolve()));
+      }
     },
   };
   return sim;

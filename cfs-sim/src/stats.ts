@@ -1,5 +1,6 @@
 /** Request counters by method + route template, so tests and benchmarks can count requests per cycle. */
 import type { NextFunction, Request, Response } from 'express';
+import { isControlRequest } from './bypass';
 
 const TEMPLATES: Array<[RegExp, string]> = [
   [/^\/v3\/components\/[^/]+$/, '/v3/components/{component_id}'],
@@ -54,7 +55,7 @@ export class RequestStats {
 
   middleware() {
     return (req: Request, res: Response, next: NextFunction): void => {
-      if (req.path.startsWith('/__sim')) return next();
+      if (req.path.startsWith('/__sim') || isControlRequest(req)) return next();
       const key = this.count(req.method, req.path);
       let done = false;
       res.on('finish', () => {

@@ -17,8 +17,10 @@ const GRACE = L.terminationGracePeriodSeconds ?? 3;
 /** Slack for a loaded 2-core CI machine: evaluation interval, tick granularity, process start. */
 const SLACK = 10;
 const BATCH = 4;
+/** A CFS that holds every request 10 minutes (the simulator's own latency fault). */
+const SILENT = { match: '* *', action: { type: 'latency', ms: 600_000 } };
 
-async function expectRestarted(pod: Pod, t0: number, boundS: number, label: string, beforeRecovery: () => void = () => undefined): Promise<void> {
+async function expectRestarted(pod: Pod, t0: number, boundS: number, label: string, beforeRecovery: () => void | Promise<void> = () => undefined): Promise<void> {
   const before = pod.batcherRestarts;
   const oldPid = pod.batcherPid();
   await waitFor(() => pod.eventsFor('cfs-batcher', /sending SIGTERM/, t0)[0], { timeoutMs: (boundS + SLACK) * 1000, what: `${label}: liveness to fail` });
@@ -31,7 +33,7 @@ async function expectRestarted(pod: Pod, t0: number, boundS: number, label: stri
   const restart = (exit.at - t0) / 1000;
   report(`${label}: liveness failed after ${detect.toFixed(1)} s, process gone after ${restart.toFixed(1)} s (bound ${boundS} s) -- ${term.message}`);
   expect(restart).toBeLessThanOrEqual(boundS + SLACK);
-  beforeRecovery();
+  await beforeRecovery();
   await pod.waitNewInstanceCycling(oldPid, 60_000);
   report(`${label}: new instance completed a cycle ${((Date.now() - t0) / 1000).toFixed(1)} s after the fault`);
 }
@@ -76,14 +78,14 @@ describe('e2e case 2: hung batcher', () => {
     await waitAllConfigured(pod, 40_000);
 
     // 1. Timeouts on (2 s per call, 2 s retry budget): the batcher reports waiting_for_cfs and is left alone.
-    pod.proxy.fault = { kind: 'latency', ms: 600_000 };
+    await pod.addFault(SILENT);
     const t0 = Date.now();
     await waitFor(async () => (await pod!.livez()).status === 200 && /waiting_for_cfs/.test(await readPhase(pod!)), { timeoutMs: 20_000, what: 'waiting_for_cfs' });
     const waitS = (Date.now() - t0) / 1000;
     await waitFor(() => Date.now() - t0 > 10_000, { timeoutMs: 15_000, what: '10 s of silence' });
     expect(pod.batcherRestarts).toBe(0);
     report(`silent CFS with client timeouts: waiting_for_cfs after ${waitS.toFixed(1)} s, 0 restarts in 10 s`);
-    pod.proxy.fault = null;
+    await pod.clearFaults();
     await pod.close();
 
     // 2. Timeouts off: the call never returns and no CFS answer stamps the heartbeat: it goes stale (or, were it
@@ -95,12 +97,12 @@ describe('e2e case 2: hung batcher', () => {
     });
     await pod.start();
     await pod.waitBatcherStarted();
-    pod.proxy.fault = { kind: 'latency', ms: 600_000 };
+    await pod.addFault(SILENT);
     const t1 = Date.now();
     const phaseBudget = 10; // FAST_SIDECAR_ENV.SIDECAR_PHASE_BUDGETS
-    await expectRestarted(pod, t1, CHECK_INTERVAL + phaseBudget + PROBE + GRACE, 'never-answering CFS, no client timeout', () => {
-      pod!.proxy.fault = null; // CFS answers again, so the new instance can work
-    });
+    await expectRestarted(pod, t1, CHECK_INTERVAL + phaseBudget + PROBE + GRACE, 'never-answering CFS, no client timeout', () =>
+      pod!.clearFaults(), // CFS answers again, so the new instance can work
+    );
     expect(pod.eventsFor('cfs-batcher', /heartbeat_stale|phase_stuck/, t1).length).toBeGreaterThanOrEqual(1);
     await waitAllConfigured(pod, 40_000);
     await pod.assertInvariants(BATCH);

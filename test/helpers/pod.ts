@@ -1,7 +1,9 @@
 /**
- * A local pod for the e2e suite: the simulator (real process), the recording proxy (in the test process), the
- * batcher and the sidecar as real processes each supervised by the local pod's kubelet model
- * (scripts/src/container.ts on the pure scripts/src/prober.ts), with every timing scaled down.
+ * A local pod for the e2e suite: the simulator, the batcher and the sidecar as real processes, the two programs
+ * each supervised by the local pod's kubelet model (scripts/src/container.ts on the pure scripts/src/prober.ts),
+ * with every timing scaled down. The programs talk to the simulator's CFS port (faults, outages, stats apply);
+ * the test talks to its control port (never faulted, counted or closed), and reads member snapshots and session
+ * intervals from the simulator's own history.
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -13,7 +15,6 @@ import { getJson, request, sendJson } from './http';
 import { assertInvariants, type SessionRecord } from './invariants';
 import { freePort } from './ports';
 import { REPO_ROOT, spawnNode, type Proc } from './proc';
-import { RecordingProxy } from './recording-proxy';
 import { makeTempDir } from './tmp';
 import { waitFor } from './wait';
 
@@ -82,8 +83,10 @@ export class Pod {
   readonly tmp = makeTempDir('pod');
   readonly events: PodEvent[] = [];
   sim!: Proc;
+  /** The simulator's control port: the test's own reads, writes and /__sim calls (never faulted or counted). */
   simOrigin = '';
-  proxy!: RecordingProxy;
+  /** The CFS API the batcher and the sidecar use (faults, outages and stats apply). */
+  cfsUrl = '';
   batcher!: SupervisedContainer;
   sidecar: SupervisedContainer | null = null;
   healthPort = 0;
@@ -105,16 +108,15 @@ export class Pod {
 
   async start(): Promise<void> {
     const scenarioFile = path.join(this.tmp.dir, 'scenario.json');
-    writeFileSync(scenarioFile, JSON.stringify(this.cfg.scenario));
+    const server = { controlPort: 0, ...(this.cfg.scenario.server as Record<string, unknown> | undefined) };
+    writeFileSync(scenarioFile, JSON.stringify({ ...this.cfg.scenario, server }));
     mkdirSync(path.dirname(this.heartbeatPath), { recursive: true });
     this.sim = spawnNode({ name: `${this.cfg.name}-sim`, script: 'cfs-sim/dist/main.js', args: ['--port', '0', '--scenario', scenarioFile], env: { LOG_LEVEL: 'INFO' } });
-    const ready = await this.sim.waitForLine((l) => typeof l.json?.url === 'string' || typeof l.json?.port === 'number', 15_000).catch((err: Error) => {
+    const ready = await this.sim.waitForLine((l) => typeof l.json?.port === 'number' && typeof l.json?.control_port === 'number', 15_000).catch((err: Error) => {
       throw new Error(`${err.message}\n${this.sim.tail()}`);
     });
-    const port = typeof ready.json?.port === 'number' ? ready.json.port : Number(new URL(String(ready.json?.url)).port);
-    this.simOrigin = `http://127.0.0.1:${port}`;
-    this.proxy = new RecordingProxy(this.simOrigin);
-    await this.proxy.listen(0);
+    this.cfsUrl = `http://127.0.0.1:${Number(ready.json?.port)}/v3`;
+    this.simOrigin = `http://127.0.0.1:${Number(ready.json?.control_port)}`;
     this.healthPort = await freePort();
     const mapPort = (p: number): number => (p === 8081 ? this.healthPort : p);
     const onMessage = (container: string, message: string): void => {
@@ -130,7 +132,7 @@ export class Pod {
       env: {
         ...common,
         ...FAST_BATCHER_ENV,
-        CFS_API_URL: this.proxy.url,
+        CFS_API_URL: this.cfsUrl,
         HEARTBEAT_PATH: this.heartbeatPath,
         BATCHER_TEST_FAULT_FILE: this.faultFile,
         ...this.cfg.batcherEnv,
@@ -152,7 +154,7 @@ export class Pod {
           HEALTH_PORT: String(this.healthPort),
           HEALTH_HOST: '127.0.0.1',
           HEARTBEAT_PATH: this.heartbeatPath,
-          CFS_API_URL: this.proxy.url,
+          CFS_API_URL: this.cfsUrl,
           ...this.cfg.sidecarEnv,
         },
         probes: this.cfg.sidecarProbes ?? FAST_SIDECAR_PROBES,
@@ -245,7 +247,7 @@ export class Pod {
       created_ms: s.created_ms,
       completed_ms: s.completed_ms,
       deleted_ms: s.deleted_ms,
-      members: this.proxy.members.get(s.name),
+      members: s.members,
     }));
   }
 
@@ -280,6 +282,16 @@ export class Pod {
     return getJson(`${this.simOrigin}/__sim/stats`);
   }
 
+  /** POST /v3/sessions requests the programs sent (answered or not). */
+  async sessionPosts(): Promise<number> {
+    return (await this.stats()).byRoute['POST /v3/sessions'] ?? 0;
+  }
+
+  /** Closes the CFS port for durationMs (connection refused); the simulator reopens it by itself. */
+  async outage(durationMs: number): Promise<void> {
+    await sendJson('POST', `${this.simOrigin}/__sim/outage`, { durationMs });
+  }
+
   /** Arms a test fault in the running batcher (scripts/src/fixtures/faulty-batcher.ts reads it at its next cycle). */
   injectFault(fault: 'busy-loop' | 'never-send' | 'throw' | 'reject' | 'oom'): void {
     writeFileSync(this.faultFile, fault);
@@ -309,7 +321,6 @@ export class Pod {
       this.batcher?.closeLog();
       this.sidecar?.closeLog();
     }
-    await this.proxy?.close().catch(() => undefined);
     await this.sim?.stop(3000).catch(() => undefined);
     this.tmp.cleanup();
   }

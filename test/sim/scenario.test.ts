@@ -6,6 +6,7 @@ import { createSimulator, loadScenarioFile, parseScenario, ScenarioError } from 
 import './helpers';
 
 const DEMO = path.join(__dirname, '..', '..', 'cfs-sim', 'scenarios', 'demo.json');
+const HOSTILE = path.join(__dirname, '..', '..', 'cfs-sim', 'scenarios', 'hostile.json');
 let dir: string;
 beforeAll(() => {
   dir = mkdtempSync(path.join(tmpdir(), 'cfs-sim-scenario-'));
@@ -28,6 +29,17 @@ describe('scenario loading', () => {
       expect(pending.body.components.length).toBeGreaterThan(40);
       const tagged = await request(sim.app).get('/v3/components?tags=bos_session=9fea7f3f-0a77-40b9-892d-37712de51d65');
       expect(tagged.body.components).toHaveLength(24);
+    } finally {
+      await sim.close();
+    }
+  });
+
+  it('loads the hostile scenario: odd ids, slow operator, its faults', async () => {
+    const sim = createSimulator({ scenario: HOSTILE, operator: { paused: true } });
+    try {
+      expect(sim.state.components.has('x5002c0s0b0n0,x5002c0s1b0n0')).toBe(true);
+      expect(sim.operator.settings.maxStartsPerSecond).toBe(4);
+      expect(sim.faults.list().map((f) => f.id)).toContain('late-commit');
     } finally {
       await sim.close();
     }
