@@ -149,9 +149,9 @@ describe('the programs\' /metrics output', () => {
 });
 
 describe('kustomization', () => {
-  test('lists the PrometheusRule and the dashboard ConfigMap', () => {
+  test('lists the dashboard ConfigMap (the PrometheusRule is in the monitoring Component)', () => {
     const k = YAML.parse(readFileSync(path.join(OBS_DIR, 'kustomization.yaml'), 'utf8')) as { resources: string[] };
-    expect(k.resources.sort()).toEqual(['dashboard-configmap.yaml', 'prometheusrule.yaml']);
+    expect(k.resources.sort()).toEqual(['dashboard-configmap.yaml']);
   });
 
   test('renders with kubectl kustomize when kubectl is installed', () => {
@@ -159,6 +159,6 @@ describe('kustomization', () => {
     if (r.error) return; // kubectl is optional here; the YAML checks above still ran
     expect(r.status).toBe(0);
     const kinds = YAML.parseAllDocuments(r.stdout).map((d) => (d.toJSON() as { kind: string }).kind);
-    expect(kinds.sort()).toEqual(['ConfigMap', 'PrometheusRule']);
+    expect(kinds.sort()).toEqual(['ConfigMap']);
   });
 });
