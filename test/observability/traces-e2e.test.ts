@@ -2,7 +2,8 @@
  * Traces end to end: the built batcher (`node batcher/dist/main.js`, auto-instrumentation only works outside jest)
  * runs real cycles against the in-process simulator and exports OTLP/JSON to an in-process receiver on 127.0.0.1.
  * Checks span names, parentage, attributes, the W3C traceparent CFS receives, a CFS 404 as an error span, the
- * untraced /metrics scrape, `promtool check metrics` on the live /metrics, and that a dead collector changes nothing.
+ * untraced /metrics scrape, `promtool check metrics` on the live /metrics, that a dead collector changes nothing, and
+ * that the sidecar's traced requests carry no Express `middleware - ...` spans (noise in Jaeger).
  * Needs `npm run build` first (npm test does it).
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -12,6 +13,7 @@ import path from 'node:path';
 import express from 'express';
 import { createSimulator, type Simulator } from '@cfs-batcher/cfs-sim';
 import { setLogSilent } from '@cfs-batcher/shared';
+import { request } from '../helpers/http';
 import { freePort } from '../helpers/ports';
 import { killAll, spawnNode, type Proc } from '../helpers/proc';
 import { makeTempDir } from '../helpers/tmp';
@@ -46,6 +48,7 @@ interface Span {
   resource: Record<string, string | number | boolean | undefined>;
 }
 
+const SPAN_KIND_SERVER = 2;
 const SPAN_KIND_CLIENT = 3;
 const STATUS_ERROR = 2;
 const BATCHER_MAIN = path.join(REPO, 'batcher', 'dist', 'main.js');
@@ -255,6 +258,42 @@ describe('batcher traces', () => {
     expect(metricsText).toMatch(/cfs_batcher_cfs_requests_total\{[^}]*status="404"/);
     expect(checkMetrics(metricsText).problems).toEqual([]);
   });
+});
+
+describe('sidecar traces', () => {
+  const tmp = makeTempDir('traces-sidecar');
+  afterAll(() => tmp.cleanup());
+
+  test('a traced request is a server span with no Express middleware spans under it', async () => {
+    const receiver = await startReceiver();
+    const cfs = await startCfs();
+    try {
+      const port = await freePort();
+      const sidecar = spawnNode({
+        name: 'sidecar-traced',
+        script: 'sidecar-health/dist/main.js',
+        env: {
+          OTEL_SDK_DISABLED: undefined,
+          OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+          OTEL_BSP_SCHEDULE_DELAY: '200',
+          HEALTH_PORT: String(port),
+          HEALTH_HOST: '127.0.0.1',
+          HEARTBEAT_PATH: path.join(tmp.dir, 'heartbeat.json'),
+          CFS_API_URL: cfs.url,
+        },
+      });
+      // /status and an unknown path are traced (the probe paths are not); each runs Express's middleware stack.
+      await waitFor(async () => (await request(`http://127.0.0.1:${port}/status`)).status > 0 || !sidecar.alive, { timeoutMs: 20_000, what: 'the sidecar answering' });
+      for (const p of ['/status', '/no-such-path', '/status']) await request(`http://127.0.0.1:${port}${p}`);
+      expect((await sidecar.stop(10_000)).code).toBe(0); // shutdown flushes the spans
+      const spans = receiver.spans.filter((x) => x.resource['service.name'] === 'cfs-batcher-health');
+      expect(spans.filter((x) => x.kind === SPAN_KIND_SERVER).length).toBeGreaterThan(0);
+      expect(spans.filter((x) => /^middleware - /.test(x.name)).map((x) => x.name)).toEqual([]);
+    } finally {
+      await cfs.close();
+      await receiver.close();
+    }
+  }, 60_000);
 });
 
 describe('an unreachable collector', () => {
