@@ -11,79 +11,14 @@ import { createWriteStream, existsSync, mkdirSync, mkdtempSync, rmSync } from 'n
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { readHeartbeat } from '@cfs-batcher/shared';
-import { SupervisedContainer, httpProbe } from './container';
+import { SupervisedContainer } from './container';
+import { UsageError, parseArgs } from './local-pod-args';
+import { statusLine, type Summary } from './local-pod-status';
 import { containerEnv, manifestEnv } from './pod-env';
 import { BATCHER_CONTAINER, SIDECAR_CONTAINER, loadPodSpec, type PodSpec } from './pod-spec';
-import { countComponentStatuses, patchOptions, waitForCfs } from './sim-client';
+import { patchOptions, waitForCfs } from './sim-client';
 
-export interface LocalPodArgs {
-  durationS: number | null;
-  quiet: boolean;
-  freePorts: boolean;
-  scenario: string;
-  simPort: number;
-  checkInterval: number;
-  batchWindow: number;
-}
-
-export class UsageError extends Error {}
-
-const USAGE = `usage: node scripts/dist/local-pod.js [--duration SECONDS] [--quiet] [--free-ports]
-       [--scenario FILE] [--sim-port PORT] [--check-interval S] [--batch-window S]`;
-
-function intArg(flag: string, raw: string | undefined, min: number): number {
-  if (raw === undefined || !/^\d+$/.test(raw) || Number(raw) < min) throw new UsageError(`${flag} needs an integer >= ${min}`);
-  return Number(raw);
-}
-
-/** Pure: argv (without node and script) -> options. */
-export function parseArgs(argv: readonly string[]): LocalPodArgs {
-  const a: LocalPodArgs = {
-    durationS: null,
-    quiet: false,
-    freePorts: false,
-    scenario: 'cfs-sim/scenarios/demo.json',
-    simPort: 0,
-    checkInterval: 2,
-    batchWindow: 5,
-  };
-  for (let i = 0; i < argv.length; i++) {
-    const flag = argv[i];
-    switch (flag) {
-      case '--duration':
-        a.durationS = intArg(flag, argv[++i], 1);
-        break;
-      case '--quiet':
-        a.quiet = true;
-        break;
-      case '--free-ports':
-        a.freePorts = true;
-        break;
-      case '--scenario': {
-        const v = argv[++i];
-        if (!v) throw new UsageError('--scenario needs a file');
-        a.scenario = v;
-        break;
-      }
-      case '--sim-port':
-        a.simPort = intArg(flag, argv[++i], 0);
-        break;
-      case '--check-interval':
-        a.checkInterval = intArg(flag, argv[++i], 1);
-        break;
-      case '--batch-window':
-        a.batchWindow = intArg(flag, argv[++i], 0);
-        break;
-      case '--help':
-      case '-h':
-        throw new UsageError(USAGE);
-      default:
-        throw new UsageError(`unknown option ${flag}\n${USAGE}`);
-    }
-  }
-  return a;
-}
+export { UsageError, parseArgs, type LocalPodArgs } from './local-pod-args';
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -105,19 +40,34 @@ function portFree(port: number): Promise<boolean> {
   });
 }
 
+/** From a stop signal to every child gone: a program that is asked to stop, stops (then SIGKILL for the stragglers). */
+const STOP_BUDGET_MS = 1500;
+
+/** Resolves with the reason on the first SIGINT or SIGTERM (installed first thing, so no signal orphans a child). */
+function stopSignal(): Promise<string> {
+  return new Promise((resolve) => {
+    process.once('SIGINT', () => resolve('SIGINT'));
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+  });
+}
+
+/** SIGKILL by pid, ignoring a process that is already gone. */
+function killHard(pid: number | null | undefined): void {
+  if (!pid) return;
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    /* gone */
+  }
+}
+
 function stamp(): string {
   return new Date().toISOString().slice(11, 19);
 }
 
-interface Summary {
-  components: Record<string, number>;
-  batcherRestarts: number;
-  sidecarRestarts: number;
-  cycle: number | null;
-  sessionsCreated: number | null;
-}
 
 async function main(argv: readonly string[]): Promise<number> {
+  const signalled = stopSignal();
   const args = parseArgs(argv);
   const root = path.resolve(__dirname, '..', '..');
   const entries = {
@@ -137,6 +87,7 @@ async function main(argv: readonly string[]): Promise<number> {
   // On a terminal the status line is rewritten in place; messages clear it first.
   const tty = process.stdout.isTTY === true && !args.quiet;
   const say = (msg: string) => process.stdout.write(`${tty ? '\r\x1b[2K' : ''}[${stamp()}] ${msg}\n`);
+  say(`local pod    pid ${process.pid}: kill -INT ${process.pid} (or Ctrl-C) stops everything`);
   say(`pod spec from ${pod.source}`);
 
   // Ports: the manifest's, unless --free-ports (tests, or a second local pod).
@@ -154,7 +105,8 @@ async function main(argv: readonly string[]): Promise<number> {
   mkdirSync(runDir, { recursive: true });
   const hbDir = mkdtempSync(path.join(os.tmpdir(), 'cfs-local-pod-'));
   const heartbeatPath = path.join(hbDir, 'heartbeat.json');
-  const cfsUrl = `http://127.0.0.1:${simPort}/v3`;
+  const simOrigin = `http://127.0.0.1:${simPort}`;
+  const cfsUrl = `${simOrigin}/v3`;
 
   // The simulator plays CFS; it is not part of the pod, so it gets no probes.
   const simLog = path.join(runDir, 'cfs-sim.log');
@@ -183,10 +135,13 @@ async function main(argv: readonly string[]): Promise<number> {
   };
   cleanup.push(stopSim, () => rmSync(hbDir, { recursive: true, force: true }));
 
+  let early: string | null = null;
+  void signalled.then((why) => (early = why));
   try {
-    await waitForCfs(cfsUrl, 30_000, () => simExited);
+    await waitForCfs(cfsUrl, 30_000, () => simExited || early !== null);
   } catch (err) {
     for (const c of cleanup) await c();
+    if (early !== null) return 0;
     throw err;
   }
   // Short demo options so batches form and go out within seconds.
@@ -253,7 +208,7 @@ async function main(argv: readonly string[]): Promise<number> {
   const statusTimer = setInterval(() => {
     if (statusBusy) return;
     statusBusy = true;
-    void statusLine(cfsUrl, heartbeatPath, healthPort, batcher.pid, summary)
+    void statusLine(cfsUrl, simOrigin, heartbeatPath, healthPort, batcher.pid, summary)
       .then((line) => {
         summary.batcherRestarts = batcher.snapshot.restarts;
         summary.sidecarRestarts = sidecar.snapshot.restarts;
@@ -270,60 +225,28 @@ async function main(argv: readonly string[]): Promise<number> {
       });
   }, 1000);
 
-  const stopped = new Promise<string>((resolve) => {
-    process.once('SIGINT', () => resolve('SIGINT'));
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-    if (args.durationS !== null) setTimeout(() => resolve(`--duration ${args.durationS}`), args.durationS * 1000).unref();
-  });
-  const why = await stopped;
+  const why = await Promise.race([
+    signalled,
+    new Promise<string>((resolve) => {
+      if (args.durationS !== null) setTimeout(() => resolve(`--duration ${args.durationS}`), args.durationS * 1000).unref();
+    }),
+  ]);
   clearInterval(statusTimer);
   say(`stopping (${why})`);
-  // The batcher first (it drains), then the sidecar, like a pod deletion; the prober keeps ticking for the kills.
-  await batcher.stop();
-  await sidecar.stop();
+  // SIGTERM to every container at once, like a pod deletion; the prober keeps ticking. Whatever is still running
+  // when the stop budget is spent (a stopped or hung process) is SIGKILLed: Ctrl-C must never leave a process behind.
+  const all = Promise.all([batcher.stop(), sidecar.stop(), stopSim()]);
+  const budget = setTimeout(() => {
+    for (const pid of [batcher.pid, sidecar.pid, sim.pid]) killHard(pid);
+  }, STOP_BUDGET_MS);
+  await all;
+  clearTimeout(budget);
   clearInterval(ticker);
   containers.forEach((c) => c.closeLog());
   for (const c of cleanup) await c();
   if (lastLine) say(`last status: ${lastLine}`);
   process.stdout.write(`local-pod summary ${JSON.stringify(summary)}\n`);
   return 0;
-}
-
-async function statusLine(
-  cfsUrl: string,
-  heartbeatPath: string,
-  healthPort: number,
-  pid: number | null,
-  summary: Summary,
-): Promise<string> {
-  const [hb, verdict, counts] = await Promise.all([
-    readHeartbeat(heartbeatPath),
-    httpProbe('127.0.0.1', healthPort, '/livez', 1000),
-    countComponentStatuses(cfsUrl).catch((err: Error) => err),
-  ]);
-  const parts: string[] = [`pid ${pid ?? '-'}`];
-  if (hb.ok) {
-    const h = hb.heartbeat;
-    summary.cycle = h.cycle;
-    summary.sessionsCreated = h.counters.sessions_created_total;
-    parts.push(
-      `cycle ${h.cycle}`,
-      `phase ${h.phase}`,
-      `pending ${h.counters.pending_seen}`,
-      `sessions ${h.counters.sessions_created_total}`,
-      `heartbeat ${((Date.now() - h.written_at_ms) / 1000).toFixed(1)}s ago`,
-    );
-  } else {
-    parts.push(`heartbeat ${hb.reason}`);
-  }
-  const reason = /"reason":"([^"]+)"/.exec(verdict.detail)?.[1];
-  parts.push(`verdict ${verdict.ok ? 'live' : 'NOT LIVE'}${reason ? ` (${reason})` : ''}`);
-  if (counts instanceof Error) parts.push(`cfs ${counts.message}`);
-  else {
-    summary.components = counts;
-    parts.push(`components ${Object.entries(counts).map(([k, v]) => `${k} ${v}`).join(', ')}`);
-  }
-  return parts.join(' | ');
 }
 
 if (require.main === module) {

@@ -1,4 +1,4 @@
-/** The few CFS calls the local pod makes itself: wait for the simulator, set demo options, count statuses. */
+/** The few CFS calls the local pod makes itself: wait for the simulator, set demo options, count statuses and sessions. */
 import axios from 'axios';
 
 const TIMEOUT_MS = 3000;
@@ -47,4 +47,12 @@ export async function countComponentStatuses(baseUrl: string): Promise<Record<st
     params = Object.fromEntries(Object.entries(body.next as Record<string, unknown>).filter(([, v]) => v !== null && v !== undefined));
   }
   return counts;
+}
+
+/** Sessions the batcher ever created, from the simulator's history (`batcher-` names, deleted ones included). */
+export async function countBatcherSessions(simOrigin: string): Promise<number> {
+  const res = await axios.get(`${simOrigin}/__sim/sessions-history`, { timeout: TIMEOUT_MS, validateStatus: () => true });
+  if (res.status !== 200) throw new Error(`GET /__sim/sessions-history answered HTTP ${res.status}`);
+  const sessions = (res.data as { sessions?: Array<{ name?: unknown }> }).sessions ?? [];
+  return sessions.filter((s) => typeof s.name === 'string' && s.name.startsWith('batcher-')).length;
 }

@@ -51,8 +51,8 @@ function validate(o: K8sObject): void {
 describe.each(dirs)('kustomize %s', (dir) => {
   const objs = rendered.get(dir)!;
 
-  it('renders the Deployment, the metrics Service and the PodMonitor', () => {
-    expect(objs.map((o) => o.kind)).toEqual(expect.arrayContaining(['Deployment', 'Service', 'PodMonitor', 'ConfigMap']));
+  it('renders the Deployment, the metrics Service and the ConfigMaps', () => {
+    expect(objs.map((o) => o.kind)).toEqual(expect.arrayContaining(['Deployment', 'Service', 'ConfigMap']));
   });
 
   it('every object validates against its schema', () => {
@@ -76,6 +76,31 @@ describe.each(dirs)('kustomize %s', (dir) => {
   });
 });
 
+describe('monitoring is optional at apply time', () => {
+  const CRD_GROUP = 'monitoring.coreos.com/';
+
+  it('the base uses built-in kinds only, so it applies on a cluster without the prometheus-operator CRDs', () => {
+    expect(base.map((o) => o.apiVersion).filter((v) => v !== 'v1' && v !== 'apps/v1')).toEqual([]);
+  });
+
+  it('the CSM overlay adds the PodMonitor and the PrometheusRule from the monitoring Component', () => {
+    expect(csm.filter((o) => o.apiVersion.startsWith(CRD_GROUP)).map((o) => o.kind).sort()).toEqual(['PodMonitor', 'PrometheusRule']);
+    expect(csm.length).toBe(base.length + 2);
+  });
+
+  it('every PodMonitor endpoint sets its job after the operator default (<namespace>/<name>)', () => {
+    const pm = find(csm, 'PodMonitor');
+    const jobs = (pm.spec.podMetricsEndpoints as Array<{ port: string; relabelings?: Array<Record<string, unknown>> }>).map((e) => {
+      const last = (e.relabelings ?? []).filter((r) => r.targetLabel === 'job').at(-1);
+      return [e.port, last?.replacement, last?.sourceLabels ?? [], last?.action ?? 'replace'];
+    });
+    expect(jobs.sort()).toEqual([
+      ['health', 'cfs-batcher-health', [], 'replace'],
+      ['metrics', 'cfs-batcher', [], 'replace'],
+    ]);
+  });
+});
+
 describe('schema validation really rejects broken objects', () => {
   const deploy = find(base, 'Deployment', 'cfs-batcher');
   it.each([
@@ -87,6 +112,19 @@ describe('schema validation really rejects broken objects', () => {
     const broken = structuredClone(deploy);
     breakIt(broken);
     expect(() => validate(deploy)).not.toThrow();
+    expect(() => validate(broken)).toThrow();
+  });
+});
+
+describe('schema validation rejects broken monitoring objects', () => {
+  it.each([
+    ['a PodMonitor without endpoints', 'PodMonitor', (o: K8sObject) => (o.spec.podMetricsEndpoints = [])],
+    ['a PrometheusRule group without rules', 'PrometheusRule', (o: K8sObject) => delete o.spec.groups[0].rules],
+  ])('%s', (_what, kind, breakIt) => {
+    const good = find(csm, kind);
+    const broken = structuredClone(good);
+    breakIt(broken);
+    expect(() => validate(good)).not.toThrow();
     expect(() => validate(broken)).toThrow();
   });
 });

@@ -1,6 +1,6 @@
 /**
  * The PrometheusRule: structure, annotations, runbook anchors, metric names, and promtool (check rules + the unit
- * tests in manifests/alerts-tests, series in, alerts out). promtool must be installed: the test fails without it.
+ * tests in manifests/components/monitoring/alerts-tests, series in, alerts out). promtool must be installed: the test fails without it.
  */
 import { copyFileSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -23,8 +23,9 @@ interface RuleDoc {
   spec: { groups: { name: string; rules: Rule[] }[] };
 }
 
-const RULE_FILE = path.join(REPO, 'manifests', 'base', 'observability', 'prometheusrule.yaml');
-const TESTS_DIR = path.join(REPO, 'manifests', 'alerts-tests');
+const MONITORING = path.join(REPO, 'manifests', 'components', 'monitoring');
+const RULE_FILE = path.join(MONITORING, 'prometheusrule.yaml');
+const TESTS_DIR = path.join(MONITORING, 'alerts-tests');
 const RUNBOOK = path.join(REPO, 'docs', 'runbook.md');
 /** The alerts the issue asks for; renaming one must be deliberate. */
 const REQUIRED_ALERTS = [

@@ -2,7 +2,8 @@
  * Traces end to end: the built batcher (`node batcher/dist/main.js`, auto-instrumentation only works outside jest)
  * runs real cycles against the in-process simulator and exports OTLP/JSON to an in-process receiver on 127.0.0.1.
  * Checks span names, parentage, attributes, the W3C traceparent CFS receives, a CFS 404 as an error span, the
- * untraced /metrics scrape, `promtool check metrics` on the live /metrics, and that a dead collector changes nothing.
+ * untraced /metrics scrape, `promtool check metrics` on the live /metrics, that a dead collector changes nothing, and
+ * that the sidecar's traced requests carry no Express `middleware - ...` spans (noise in Jaeger).
  * Needs `npm run build` first (npm test does it).
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -12,10 +13,12 @@ import path from 'node:path';
 import express from 'express';
 import { createSimulator, type Simulator } from '@cfs-batcher/cfs-sim';
 import { setLogSilent } from '@cfs-batcher/shared';
+import { request } from '../helpers/http';
 import { freePort } from '../helpers/ports';
 import { killAll, spawnNode, type Proc } from '../helpers/proc';
 import { makeTempDir } from '../helpers/tmp';
 import { waitFor } from '../helpers/wait';
+import { otlpTraceProblems } from './otlp-schema';
 import { REPO, checkMetrics } from './promql';
 
 interface OtlpValue {
@@ -46,6 +49,7 @@ interface Span {
   resource: Record<string, string | number | boolean | undefined>;
 }
 
+const SPAN_KIND_SERVER = 2;
 const SPAN_KIND_CLIENT = 3;
 const STATUS_ERROR = 2;
 const BATCHER_MAIN = path.join(REPO, 'batcher', 'dist', 'main.js');
@@ -60,13 +64,15 @@ function attrMap(list: { key: string; value: OtlpValue }[] | undefined): Span['a
 }
 
 /** An OTLP/HTTP JSON receiver: POST /v1/traces, spans flattened with their resource. */
-async function startReceiver(): Promise<{ url: string; spans: Span[]; posts: string[]; close: () => Promise<void> }> {
+async function startReceiver(): Promise<{ url: string; spans: Span[]; posts: string[]; bodies: unknown[]; close: () => Promise<void> }> {
   const spans: Span[] = [];
   const posts: string[] = [];
+  const bodies: unknown[] = [];
   const app = express();
   app.use(express.json({ limit: '20mb' }));
   app.post(/.*/, (req, res) => {
     posts.push(req.path);
+    if (bodies.length < 1000) bodies.push(req.body);
     const body = req.body as { resourceSpans?: { resource?: { attributes?: { key: string; value: OtlpValue }[] }; scopeSpans?: { spans?: OtlpSpan[] }[] }[] };
     for (const rs of body.resourceSpans ?? []) {
       const resource = attrMap(rs.resource?.attributes);
@@ -91,7 +97,7 @@ async function startReceiver(): Promise<{ url: string; spans: Span[]; posts: str
   const server = app.listen(0, '127.0.0.1');
   await new Promise<void>((r) => server.once('listening', () => r()));
   const port = (server.address() as AddressInfo).port;
-  return { url: `http://127.0.0.1:${port}`, spans, posts, close: () => new Promise((r) => server.close(() => r())) };
+  return { url: `http://127.0.0.1:${port}`, spans, posts, bodies, close: () => new Promise((r) => server.close(() => r())) };
 }
 
 /** The simulator behind a front server that records each request's traceparent header. */
@@ -189,6 +195,23 @@ describe('batcher traces', () => {
   const named = (name: string): Span[] => receiver.spans.filter((s) => s.name === name);
   const byId = (id: string): Span | undefined => receiver.spans.find((s) => s.spanId === id);
 
+  test('every export request is valid against the official OTLP schema (protobuf, encoded and decoded again)', () => {
+    expect(receiver.bodies.length).toBeGreaterThan(0);
+    expect(receiver.bodies.flatMap((b, i) => otlpTraceProblems(b).map((p) => `request ${i}: ${p}`))).toEqual([]);
+  });
+
+  test('the schema check rejects a misspelled field, a string enum and a short span id', () => {
+    const body = structuredClone(receiver.bodies[0]) as { resourceSpans: { scopeSpans: { spans: Record<string, unknown>[] }[] }[] };
+    const span = body.resourceSpans[0]!.scopeSpans[0]!.spans[0]!;
+    span.spanID = span.spanId;
+    span.kind = 'SPAN_KIND_SERVER';
+    span.spanId = 'abcd';
+    const problems = otlpTraceProblems(body).join('\n');
+    expect(problems).toMatch(/spanID: not a field/);
+    expect(problems).toMatch(/kind/);
+    expect(problems).toMatch(/spanId: "abcd" is not 8 bytes/);
+  });
+
   test('only traces are exported (no OTLP metrics or logs), with the service and pod resource', () => {
     expect(new Set(receiver.posts)).toEqual(new Set(['/v1/traces']));
     const r = named('batcher.cycle')[0]?.resource;
@@ -255,6 +278,43 @@ describe('batcher traces', () => {
     expect(metricsText).toMatch(/cfs_batcher_cfs_requests_total\{[^}]*status="404"/);
     expect(checkMetrics(metricsText).problems).toEqual([]);
   });
+});
+
+describe('sidecar traces', () => {
+  const tmp = makeTempDir('traces-sidecar');
+  afterAll(() => tmp.cleanup());
+
+  test('a traced request is a server span with no Express middleware spans under it', async () => {
+    const receiver = await startReceiver();
+    const cfs = await startCfs();
+    try {
+      const port = await freePort();
+      const sidecar = spawnNode({
+        name: 'sidecar-traced',
+        script: 'sidecar-health/dist/main.js',
+        env: {
+          OTEL_SDK_DISABLED: undefined,
+          OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+          OTEL_BSP_SCHEDULE_DELAY: '200',
+          HEALTH_PORT: String(port),
+          HEALTH_HOST: '127.0.0.1',
+          HEARTBEAT_PATH: path.join(tmp.dir, 'heartbeat.json'),
+          CFS_API_URL: cfs.url,
+        },
+      });
+      // /status and an unknown path are traced (the probe paths are not); each runs Express's middleware stack.
+      await waitFor(async () => (await request(`http://127.0.0.1:${port}/status`)).status > 0 || !sidecar.alive, { timeoutMs: 20_000, what: 'the sidecar answering' });
+      for (const p of ['/status', '/no-such-path', '/status']) await request(`http://127.0.0.1:${port}${p}`);
+      expect((await sidecar.stop(10_000)).code).toBe(0); // shutdown flushes the spans
+      const spans = receiver.spans.filter((x) => x.resource['service.name'] === 'cfs-batcher-health');
+      expect(spans.filter((x) => x.kind === SPAN_KIND_SERVER).length).toBeGreaterThan(0);
+      expect(receiver.bodies.flatMap((b) => otlpTraceProblems(b))).toEqual([]);
+      expect(spans.filter((x) => /^middleware - /.test(x.name)).map((x) => x.name)).toEqual([]);
+    } finally {
+      await cfs.close();
+      await receiver.close();
+    }
+  }, 60_000);
 });
 
 describe('an unreachable collector', () => {

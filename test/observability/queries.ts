@@ -1,0 +1,49 @@
+/** The dashboard's queries with Grafana variables filled in, and the vector selectors inside a PromQL expression. */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import YAML from 'yaml';
+import { REPO, metricNamesInExpr } from './promql';
+
+export const DASHBOARD_FILE = path.join(REPO, 'manifests', 'base', 'observability', 'dashboard-configmap.yaml');
+
+export interface PanelQuery {
+  panel: string;
+  refId: string;
+  expr: string;
+}
+
+/** Every panel target, with $namespace and $__rate_interval replaced. */
+export function dashboardQueries(vars: { namespace: string; rateInterval: string }): PanelQuery[] {
+  const cm = YAML.parse(readFileSync(DASHBOARD_FILE, 'utf8')) as { data: Record<string, string> };
+  const d = JSON.parse(cm.data['cfs-batcher.json']!) as { panels: { title: string; targets?: { refId: string; expr: string }[] }[] };
+  return d.panels.flatMap((p) =>
+    (p.targets ?? []).map((t) => ({
+      panel: p.title,
+      refId: t.refId,
+      expr: t.expr.replace(/\$\{?namespace\}?/g, vars.namespace).replace(/\$\{?__rate_interval\}?/g, vars.rateInterval),
+    })),
+  );
+}
+
+/** The vector selectors of an expression (name plus matchers), optionally without some label matchers. */
+export function selectorsIn(expr: string, o: { dropLabels?: string[] } = {}): string[] {
+  const out = new Set<string>();
+  for (const name of metricNamesInExpr(expr)) {
+    for (const m of expr.matchAll(new RegExp(`(?<![\\w:])${name}(?![\\w:])(\\{[^}]*\\})?`, 'g'))) {
+      const matchers = (m[1] ?? '{}')
+        .slice(1, -1)
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== '' && !(o.dropLabels ?? []).some((l) => s.startsWith(l)));
+      out.add(`${name}{${matchers.join(', ')}}`);
+    }
+  }
+  return [...out];
+}
+
+/** Labelled counters that must be exported at 0 for their known label values (docs/CONTRACTS.md; program change, issue #13). */
+export const INITIALISED_LABELS: Record<string, [string, string[]]> = {
+  cfs_batcher_sessions_completed_total: ['result', ['succeeded', 'failed', 'deleted', 'pending_timeout']],
+  cfs_batcher_session_create_failures_total: ['reason', ['http_400', 'http_409', 'http_5xx', 'timeout', 'unreachable', 'invalid']],
+  cfs_batcher_invalid_records_total: ['kind', ['component', 'session', 'options']],
+};
