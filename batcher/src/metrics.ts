@@ -4,8 +4,17 @@ import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { listen } from '@cfs-batcher/shared';
 
-export type CreateFailureReason = 'http_400' | 'http_409' | 'http_5xx' | 'timeout' | 'unreachable' | 'invalid';
-export type CompletionResult = 'succeeded' | 'failed' | 'deleted' | 'pending_timeout';
+export const CREATE_FAILURE_REASONS = ['http_400', 'http_409', 'http_5xx', 'timeout', 'unreachable', 'invalid'] as const;
+export type CreateFailureReason = (typeof CREATE_FAILURE_REASONS)[number];
+export const COMPLETION_RESULTS = ['succeeded', 'failed', 'deleted', 'pending_timeout'] as const;
+export type CompletionResult = (typeof COMPLETION_RESULTS)[number];
+export const INVALID_RECORD_KINDS = ['component', 'session', 'options'] as const;
+
+/** Every known label value starts at 0, so dashboards show 0 rather than "No data" on a healthy cluster. */
+function zeroed<L extends string>(counter: Counter<L>, label: L, values: readonly string[]): Counter<L> {
+  for (const v of values) counter.inc({ [label]: v } as Partial<Record<L, string>>, 0);
+  return counter;
+}
 
 export interface BatcherMetrics {
   registry: Registry;
@@ -46,7 +55,7 @@ export function createMetrics(opts: { version?: string; defaultMetrics?: boolean
   });
   const buildInfo = new Gauge({ name: 'cfs_batcher_build_info', help: 'Build information', labelNames: ['version'] as const, registers });
   buildInfo.set({ version: opts.version ?? '0.1.0' }, 1);
-  return {
+  const metrics: BatcherMetrics = {
     registry,
     cycles: new Counter({ name: 'cfs_batcher_cycles_total', help: 'Main-loop cycles', labelNames: ['outcome'] as const, registers }),
     cycleDuration: new Histogram({
@@ -95,6 +104,10 @@ export function createMetrics(opts: { version?: string; defaultMetrics?: boolean
       cfsRequestDuration.observe({ method: r.method, route: r.route }, r.durationMs / 1000);
     },
   };
+  zeroed(metrics.sessionCreateFailures, 'reason', CREATE_FAILURE_REASONS);
+  zeroed(metrics.sessionsCompleted, 'result', COMPLETION_RESULTS);
+  zeroed(metrics.invalidRecords, 'kind', INVALID_RECORD_KINDS);
+  return metrics;
 }
 
 /** Serves GET /metrics; resolves once listening. A listen error rejects (the caller treats it as fatal). */
