@@ -16,6 +16,11 @@ const log = getLogger('batcher.__main__');
 const FAILURE_LOG_INTERVAL_MS = 60_000;
 /** Progress stamps inside a phase are throttled to one per second: enough for the sidecar, cheap for the loop. */
 const PROGRESS_MIN_INTERVAL_MS = 1000;
+/**
+ * A stamp waits at most this long for its write: a slow or stuck heartbeat volume must not hold the loop (the write
+ * goes on in the background, the next ones queue behind it, and the sidecar sees a stale file if it never ends).
+ */
+export const WRITE_DEADLINE_MS = 2000;
 
 export type HeartbeatBody = Omit<
   Heartbeat,
@@ -41,6 +46,8 @@ export class HeartbeatWriter {
     private readonly startedAt: number,
     private readonly body: () => HeartbeatBody,
     private readonly onFailure: () => void = () => undefined,
+    /** Monotonic time for the throttle (clock.ts); `now` (wall) is what the file reports. */
+    private readonly mono: () => number = now,
   ) {
     this.phaseStartedAt = startedAt;
   }
@@ -59,7 +66,7 @@ export class HeartbeatWriter {
    */
   progress(): void {
     if (this.path === undefined || this.writing) return;
-    if (this.now() - this.lastWriteAt < PROGRESS_MIN_INTERVAL_MS) return;
+    if (this.mono() - this.lastWriteAt < PROGRESS_MIN_INTERVAL_MS) return;
     void this.stamp();
   }
 
@@ -71,10 +78,34 @@ export class HeartbeatWriter {
       this.phaseStartedAt = now;
     }
     if (this.path === undefined) return;
-    this.lastWriteAt = now;
+    this.lastWriteAt = this.mono();
     const next = this.inflight.then(() => this.write());
     this.inflight = next;
-    await next;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), WRITE_DEADLINE_MS);
+      timer.unref();
+    });
+    const r = await Promise.race([next, deadline]);
+    clearTimeout(timer);
+    if (r === 'late') this.late();
+  }
+
+  /** A write past its deadline: counted and logged like a failure, and the loop goes on. */
+  private late(): void {
+    this.failures += 1;
+    this.onFailure();
+    this.logFailure(this.now(), `write still running after ${WRITE_DEADLINE_MS} ms`);
+  }
+
+  private logFailure(now: number, why: string): void {
+    if (now - this.lastFailureLogAt >= FAILURE_LOG_INTERVAL_MS) {
+      log.error(`Unable to write heartbeat to ${this.path}: ${why}`, { suppressed_since_last: this.suppressed });
+      this.lastFailureLogAt = now;
+      this.suppressed = 0;
+    } else {
+      this.suppressed += 1;
+    }
   }
 
   private async write(): Promise<void> {
@@ -100,15 +131,7 @@ export class HeartbeatWriter {
       this.writing = false;
       this.failures += 1;
       this.onFailure();
-      if (now - this.lastFailureLogAt >= FAILURE_LOG_INTERVAL_MS) {
-        log.error(`Unable to write heartbeat to ${this.path}: ${errorMessage(err)}`, {
-          suppressed_since_last: this.suppressed,
-        });
-        this.lastFailureLogAt = now;
-        this.suppressed = 0;
-      } else {
-        this.suppressed += 1;
-      }
+      this.logFailure(now, errorMessage(err));
       return;
     }
     this.writing = false;

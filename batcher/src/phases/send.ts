@@ -6,23 +6,63 @@ import { isCfsError, withSpan, type SessionCreate } from '@cfs-batcher/shared';
 import type { PhaseContext } from '../context';
 import { logBatch, logCfsError, logSessions } from '../log';
 import { isBackingOff } from '../rules/backoff';
+import { noteCreate, pacingGate } from '../rules/pacing';
 import { isReadyToSend, sharedTags, type Batch } from '../rules/batch';
 import { certainlyNotCreated, createFailureReason } from '../rules/cfs-errors';
 import { SPAN, sessionSpanAttributes } from '../spans';
 import { msStamp, noteCfsError } from '../state';
 
+/**
+ * The outer loop over ready batches: stops after the send time slice (the rest go next cycle, so no phase is
+ * unbounded by design) or when pacing holds creation (rules/pacing.ts). While CFS is in trouble and every waiting
+ * batch is held by its retry delay, the one due first is tried anyway, once a cycle: the batcher keeps trying at
+ * least once per check interval (the sidecar reads that as CFS trouble, not a stalled loop) and resumes within one
+ * interval when CFS recovers.
+ */
 export async function send(ctx: PhaseContext, signal?: AbortSignal): Promise<void> {
   const { state, clock } = ctx;
+  const wasPaced = state.pacing.limited;
+  state.pacing.limited = null;
   if (isBackingOff(state.backoff, clock.now())) return;
   logBatch.debug('Sending completed batches');
+  const sliceEnd = clock.now() + ctx.tuning.sendSliceMs;
   let sent = 0;
-  for (const b of state.book.all()) {
-    if (!isReadyToSend(b, state.options.batch_size, state.options.batch_window, clock.now())) continue;
+  for (const b of candidates(ctx)) {
+    const now = clock.now();
+    if (now >= sliceEnd) {
+      logBatch.info(`Send time slice of ${ctx.tuning.sendSliceMs} ms used; the remaining batches are sent next cycle`);
+      break;
+    }
+    const limit = pacingGate(state.pacing, state.pacingCaps, now);
+    if (limit !== null) {
+      state.pacing.limited = limit;
+      if (wasPaced?.why !== limit.why) logBatch.info(`Pacing session creation: ${limit.reason}`);
+      break;
+    }
+    // Re-checked: an earlier send may have changed it; a probe (retry delay not yet over) passes.
+    if (!isReadyToSend(b, state.options.batch_size, state.options.batch_window, Math.max(now, b.nextAttemptAt))) continue;
     const r = await sendBatch(ctx, b, signal);
-    if (r === 'sent') sent += 1;
+    if (r === 'sent') {
+      sent += 1;
+      noteCreate(state.pacing, clock.now());
+    }
     if (r === 'stop') break;
   }
   if (sent > 0) logBatch.info(`Successfully submitted ${sent} batches for configuration`);
+}
+
+/** Ready batches in book order, or (CFS in trouble, none ready) the held batch due first as a probe. */
+function candidates(ctx: PhaseContext): Batch[] {
+  const { state, clock } = ctx;
+  const { batch_size: size, batch_window: window } = state.options;
+  const now = clock.now();
+  const ready = state.book.all().filter((b) => isReadyToSend(b, size, window, now));
+  if (ready.length > 0 || state.creating.trouble === null) return ready;
+  const held = state.book
+    .all()
+    .filter((b) => b.createFailures > 0 && isReadyToSend(b, size, window, Math.max(now, b.nextAttemptAt)))
+    .sort((a, b) => a.nextAttemptAt - b.nextAttemptAt);
+  return held.slice(0, 1);
 }
 
 function adopted(ctx: PhaseContext, b: Batch, name: string): void {
