@@ -10,16 +10,31 @@ import { isBackingOff, backoffUntil } from './rules/backoff';
 import { batchState } from './rules/batch';
 import type { BatcherState } from './state';
 
+/** A run of CFS failures on one kind of call: how it failed, how many times in a row, since when. */
+export interface Trouble {
+  state: 'cfs_refusing' | 'cfs_timeout';
+  what: string;
+  count: number;
+  since: number;
+}
+
 export interface CreatingTrack {
   lastAttemptAt: number | null;
-  troubleSince: number | null;
-  /** The current run of failures: which call, how it failed, how many times in a row. */
-  trouble: { state: 'cfs_refusing' | 'cfs_timeout'; what: string; count: number } | null;
+  /** Creates and lookups, and completion PATCHes, apart: a create that works says nothing of a hanging PATCH. */
+  trouble: { create: Trouble | null; patch: Trouble | null };
+  /** When a create last succeeded right after a run of create trouble (monotonic). */
+  recoveredAt: number | null;
   lastCfsAnswerAt: number | null;
 }
 
 export function initialCreating(): CreatingTrack {
-  return { lastAttemptAt: null, troubleSince: null, trouble: null, lastCfsAnswerAt: null };
+  return { lastAttemptAt: null, trouble: { create: null, patch: null }, recoveredAt: null, lastCfsAnswerAt: null };
+}
+
+/** Start of the current run of CFS errors (creates, lookups or PATCHes), or null. */
+export function troubleSince(t: CreatingTrack): number | null {
+  const since = [t.trouble.create?.since, t.trouble.patch?.since].filter((x): x is number => x !== undefined);
+  return since.length > 0 ? Math.min(...since) : null;
 }
 
 /** Any CFS answer, good or bad (timeouts included): the loop is getting somewhere. */
@@ -34,16 +49,17 @@ export function noteAttempt(t: CreatingTrack, now: number, what: string, err?: u
   t.lastAttemptAt = now;
   // A 404 lookup or PATCH, a 409 or 400 create: an answer about the record, neither trouble nor proof CFS is well.
   if (e !== undefined && isRecordAnswer(what, e)) return;
+  const kind = what.startsWith('PATCH') ? 'patch' : 'create';
+  const was = t.trouble[kind];
   if (e === undefined) {
-    t.troubleSince = null;
-    t.trouble = null;
+    if (kind === 'create' && was !== null && what.startsWith('POST')) t.recoveredAt = now;
+    if (kind === 'patch' || what.startsWith('POST')) t.trouble[kind] = null;
     return;
   }
   const state = e.kind === 'http' || e.kind === 'invalid-response' ? 'cfs_refusing' : 'cfs_timeout';
   const how = e.kind === 'http' ? `answered ${e.status ?? '?'}` : e.kind === 'invalid-response' ? 'answered nonsense' : `failed (${e.kind})`;
   const line = `${what} ${how}`;
-  t.trouble = { state, what: line, count: t.trouble?.what === line ? t.trouble.count + 1 : 1 };
-  t.troubleSince ??= now;
+  t.trouble[kind] = { state, what: line, count: was?.what === line ? was.count + 1 : 1, since: was?.since ?? now };
 }
 
 /** A POST answered 404 or 5xx is CFS refusing; a lookup or PATCH answered 404 speaks of the record only. */
@@ -67,7 +83,7 @@ export function creatingView(s: BatcherState, now: number): CreatingView {
   if (isBackingOff(s.backoff, now)) {
     return { state: 'backoff', reason: `the 20 most recent sessions failed; creation halted for ${s.backoff.currentS} s`, nextAttemptAt: backoffUntil(s.backoff, now) };
   }
-  const t = s.creating.trouble;
+  const t = s.creating.trouble.create ?? (s.completions.size > 0 ? s.creating.trouble.patch : null);
   if (t !== null) return { state: t.state, reason: `${t.what} (${t.count} time${t.count === 1 ? '' : 's'})`, nextAttemptAt: next };
   const uncertain = s.book.count('uncertain');
   if (uncertain > 0) return { state: 'uncertain', reason: `${uncertain} session creates with an unknown outcome`, nextAttemptAt: next };
@@ -83,7 +99,7 @@ function nextAttempt(s: BatcherState, now: number): number | null {
   if (earliest === Number.POSITIVE_INFINITY && s.completions.size === 0) return null;
   const cycle = s.nextCycleAt ?? now;
   // A batch held by its retry delay is still probed once a cycle while CFS is in trouble (phases/send.ts).
-  return s.creating.trouble !== null || s.completions.size > 0 ? cycle : Math.max(cycle, earliest);
+  return s.creating.trouble.create !== null || s.completions.size > 0 ? cycle : Math.max(cycle, earliest);
 }
 
 /** The CFS port with creates, lookups and PATCHes recorded as attempts, and every answer as progress. */

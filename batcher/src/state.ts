@@ -3,7 +3,7 @@
  * the outside sees of it: the heartbeat body and the gauges, both pure functions of the state and the time.
  */
 import type { CfsError, ComponentPatch } from '@cfs-batcher/shared';
-import { creatingView, initialCreating, type CreatingTrack } from './creating';
+import { creatingView, initialCreating, troubleSince, type CreatingTrack } from './creating';
 import type { HeartbeatBody } from './heartbeat-writer';
 import type { BatcherMetrics } from './metrics';
 import { backoffUntil, initialBackoff, isBackingOff, type BackoffState } from './rules/backoff';
@@ -148,7 +148,7 @@ export function heartbeatBody(s: BatcherState, now: number, offset = 0): Heartbe
       reason: creating.reason,
       next_attempt_ms: wall(creating.nextAttemptAt),
       last_attempt_ms: wall(s.creating.lastAttemptAt),
-      cfs_trouble_since_ms: wall(s.creating.troubleSince),
+      cfs_trouble_since_ms: wall(troubleSince(s.creating)),
     },
     pacing: {
       pending_sessions: s.pacing.pendingSessions,

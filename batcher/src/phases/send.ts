@@ -7,17 +7,16 @@ import type { PhaseContext } from '../context';
 import { logBatch, logCfsError, logSessions } from '../log';
 import { isBackingOff } from '../rules/backoff';
 import { noteCreate, pacingGate } from '../rules/pacing';
-import { isReadyToSend, sharedTags, type Batch } from '../rules/batch';
+import { isReadyToSend, retryDelayMs, sharedTags, type Batch } from '../rules/batch';
 import { certainlyNotCreated, createFailureReason } from '../rules/cfs-errors';
 import { SPAN, sessionSpanAttributes } from '../spans';
 import { msStamp, noteCfsError } from '../state';
 
 /**
  * The outer loop over ready batches: stops after the send time slice (the rest go next cycle, so no phase is
- * unbounded by design) or when pacing holds creation (rules/pacing.ts). While CFS is in trouble and every waiting
- * batch is held by its retry delay, the one due first is tried anyway, once a cycle: the batcher keeps trying at
- * least once per check interval (the sidecar reads that as CFS trouble, not a stalled loop) and resumes within one
- * interval when CFS recovers.
+ * unbounded by design) or when pacing holds creation (rules/pacing.ts). While CFS is in trouble, batches held by
+ * their retry delay are tried too (see candidates): the batcher keeps trying at least once per check interval (the
+ * sidecar reads that as CFS trouble, not a stalled loop) and resumes within one interval when CFS recovers.
  */
 export async function send(ctx: PhaseContext, signal?: AbortSignal): Promise<void> {
   const { state, clock } = ctx;
@@ -27,7 +26,7 @@ export async function send(ctx: PhaseContext, signal?: AbortSignal): Promise<voi
   logBatch.debug('Sending completed batches');
   const sliceEnd = clock.now() + ctx.tuning.sendSliceMs;
   let sent = 0;
-  for (const b of candidates(ctx)) {
+  for (const { b, probe } of candidates(ctx)) {
     const now = clock.now();
     if (now >= sliceEnd) {
       logBatch.info(`Send time slice of ${ctx.tuning.sendSliceMs} ms used; the remaining batches are sent next cycle`);
@@ -41,28 +40,42 @@ export async function send(ctx: PhaseContext, signal?: AbortSignal): Promise<voi
     }
     // Re-checked: an earlier send may have changed it; a probe (retry delay not yet over) passes.
     if (!isReadyToSend(b, state.options.batch_size, state.options.batch_window, Math.max(now, b.nextAttemptAt))) continue;
+    const troubleBefore = state.creating.trouble.create;
     const r = await sendBatch(ctx, b, signal);
     if (r === 'sent') {
       sent += 1;
       noteCreate(state.pacing, clock.now());
     }
-    if (r === 'stop') break;
+    // A probe that met CFS trouble again ends the phase (a 404 lookup, which requeues, is no trouble).
+    const failedAgain = state.creating.trouble.create !== null && state.creating.trouble.create !== troubleBefore;
+    if (r === 'stop' || (probe && failedAgain)) break;
   }
   if (sent > 0) logBatch.info(`Successfully submitted ${sent} batches for configuration`);
 }
 
-/** Ready batches in book order, or (CFS in trouble, none ready) the held batch due first as a probe. */
-function candidates(ctx: PhaseContext): Batch[] {
+/**
+ * Ready batches in book order, then batches held by a retry delay, due first first: while creates are failing, as
+ * probes (the first failure ends the phase: one extra try per cycle, not a flood); once a create has succeeded
+ * again, every batch whose delay was earned before that, so all work resumes within one cycle of CFS recovering.
+ */
+function candidates(ctx: PhaseContext): { b: Batch; probe: boolean }[] {
   const { state, clock } = ctx;
   const { batch_size: size, batch_window: window } = state.options;
   const now = clock.now();
   const ready = state.book.all().filter((b) => isReadyToSend(b, size, window, now));
-  if (ready.length > 0 || state.creating.trouble === null) return ready;
+  const probing = state.creating.trouble.create !== null;
+  const recovered = state.creating.recoveredAt;
   const held = state.book
     .all()
-    .filter((b) => b.createFailures > 0 && isReadyToSend(b, size, window, Math.max(now, b.nextAttemptAt)))
+    .filter((b) => b.nextAttemptAt > now && b.createFailures > 0 && isReadyToSend(b, size, window, b.nextAttemptAt))
+    .filter((b) => probing || (recovered !== null && failedAt(b, ctx) <= recovered))
     .sort((a, b) => a.nextAttemptAt - b.nextAttemptAt);
-  return held.slice(0, 1);
+  return [...ready.map((b) => ({ b, probe: false })), ...held.map((b) => ({ b, probe: probing }))];
+}
+
+/** When the batch's last create failed (its retry delay counts from then). */
+function failedAt(b: Batch, ctx: PhaseContext): number {
+  return b.nextAttemptAt - retryDelayMs(b.createFailures, ctx.tuning);
 }
 
 function adopted(ctx: PhaseContext, b: Batch, name: string): void {
