@@ -64,7 +64,7 @@ export function tuningFromEnv(env: Env): Tuning {
     // A hanging PATCH costs one request timeout (10 s) per concurrent slot: a cycle spends at most ~20 s on them.
     patchBudgetMs: envInt(env, 'BATCHER_PATCH_BUDGET_MS', 10_000, 100, 600_000),
     pendingSessionsCap: envInt(env, 'BATCHER_PENDING_SESSIONS_CAP', 40, 0, 100_000),
-    createsPerMinuteCap: envInt(env, 'BATCHER_CREATES_PER_MINUTE', 120, 0, 100_000),
+    createsPerMinuteCap: envInt(env, 'BATCHER_CREATES_PER_MINUTE', 240, 0, 100_000),
     createRetryInitialMs: envInt(env, 'BATCHER_CREATE_RETRY_INITIAL_MS', 30_000, 1, 3_600_000),
     createRetryMaxMs: envInt(env, 'BATCHER_CREATE_RETRY_MAX_MS', 15 * 60_000, 1, 86_400_000),
     patchConcurrency: envInt(env, 'BATCHER_PATCH_CONCURRENCY', 8, 1, 256),

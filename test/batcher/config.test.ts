@@ -13,7 +13,7 @@ it('an empty environment gives the documented defaults', () => {
     sendSliceMs: 30_000,
     patchBudgetMs: 10_000,
     pendingSessionsCap: 40,
-    createsPerMinuteCap: 120,
+    createsPerMinuteCap: 240,
     createRetryInitialMs: 30_000,
     createRetryMaxMs: 900_000,
     patchConcurrency: 8,
