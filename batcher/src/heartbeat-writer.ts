@@ -38,6 +38,8 @@ export class HeartbeatWriter {
   /** The write in flight: writes are serialized so two stamps never race on the temp file. */
   private inflight: Promise<void> = Promise.resolve();
   private writing = false;
+  /** A write ran past WRITE_DEADLINE_MS and has not ended yet. */
+  private stuck = false;
   failures = 0;
 
   constructor(
@@ -79,6 +81,11 @@ export class HeartbeatWriter {
     }
     if (this.path === undefined) return;
     this.lastWriteAt = this.mono();
+    if (this.stuck) {
+      // A write is still stuck past its deadline: do not queue behind it (each stamp would cost the whole deadline).
+      this.late();
+      return;
+    }
     const next = this.inflight.then(() => this.write());
     this.inflight = next;
     let timer: NodeJS.Timeout | undefined;
@@ -88,7 +95,11 @@ export class HeartbeatWriter {
     });
     const r = await Promise.race([next, deadline]);
     clearTimeout(timer);
-    if (r === 'late') this.late();
+    if (r === 'late') {
+      this.stuck = true;
+      void next.finally(() => (this.stuck = false));
+      this.late();
+    }
   }
 
   /** A write past its deadline: counted and logged like a failure, and the loop goes on. */
