@@ -17,8 +17,8 @@ import { HeartbeatWriter } from './heartbeat-writer';
 import { logBatch, logCfsError, logComponents, logMain, logOptions, logSessions } from './log';
 import { createMetrics, type BatcherMetrics } from './metrics';
 import { PHASES } from './phases';
-import { initialBackoff, isBackingOff } from './rules/backoff';
-import { parseOptions } from './rules/options';
+import { noteDisableToggle, optionsChange } from './options-watch';
+import { isBackingOff } from './rules/backoff';
 import { SESSION_PREFIX } from './rules/session-status';
 import { ATTR, SPAN } from './spans';
 import { gaugeValues, heartbeatBody, msStamp, newState, noteCfsError, setGauges, type BatcherState } from './state';
@@ -102,19 +102,7 @@ export function createBatcher(deps: BatcherDeps): Batcher {
   async function runPhase(step: PhaseStep, signal?: AbortSignal): Promise<void> {
     await heartbeat.stamp(step.name);
     await withSpan(step.span, {}, () => step.run(ctx, signal));
-    noteDisable();
-  }
-
-  /** batcher_disable turned on then off resets the create backoff (before, only a restart did; docs/runbook.md). */
-  function noteDisable(): void {
-    if (state.options.batcher_disable) {
-      state.disableSeen = true;
-      return;
-    }
-    if (!state.disableSeen) return;
-    state.disableSeen = false;
-    state.backoff = initialBackoff();
-    logBatch.info('batcher_disable was turned off: session creation backoff reset');
+    noteDisableToggle(state);
   }
 
   async function runCycle(signal?: AbortSignal): Promise<CycleResult> {
@@ -196,9 +184,10 @@ export function createBatcher(deps: BatcherDeps): Batcher {
       if (left <= 0) break;
       await sleep(Math.min(step, left), signal);
       if (signal.aborted) break;
-      if (phase === 'sleep' && clock.now() - lastRead >= tuning.optionsRefreshMs) {
+      // Between cycles (sleep, or the backoff label of the same sleep), not while CFS is failing anyway.
+      if (phase !== 'waiting_for_cfs' && clock.now() - lastRead >= tuning.optionsRefreshMs) {
         lastRead = clock.now();
-        const why = await optionsChanged(signal);
+        const why = await optionsChange(ctx.client, state.options, signal);
         if (why !== null) {
           logOptions.info(`${why}; ending the sleep early`);
           break;
@@ -206,24 +195,6 @@ export function createBatcher(deps: BatcherDeps): Batcher {
       }
       await heartbeat.stamp(phase);
     }
-  }
-
-  /** One GET /v3/options while sleeping: what changed that should end the sleep, or null. A CFS error waits. */
-  async function optionsChanged(signal: AbortSignal): Promise<string | null> {
-    let raw: unknown;
-    try {
-      raw = await ctx.client.getOptions({ signal });
-    } catch (err) {
-      if (!isCfsError(err)) throw err;
-      return null;
-    }
-    const seen = parseOptions(raw, state.options).options;
-    const have = state.options;
-    if (seen.batcher_check_interval < have.batcher_check_interval) {
-      return `batcher_check_interval changed from ${have.batcher_check_interval} to ${seen.batcher_check_interval}`;
-    }
-    if (seen.batcher_disable !== have.batcher_disable) return `batcher_disable changed to ${String(seen.batcher_disable)}`;
-    return null;
   }
 
   async function run(signal: AbortSignal): Promise<void> {

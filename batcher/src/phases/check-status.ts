@@ -7,7 +7,7 @@
  */
 import { isCfsError, type CfsSession } from '@cfs-batcher/shared';
 import type { CfsApi, PhaseContext } from '../context';
-import type { PendingCompletion } from '../state';
+import { noteCfsError, type PendingCompletion } from '../state';
 import { logBatch, logCfsError, logComponents, logSessions } from '../log';
 import type { CompletionResult } from '../metrics';
 import { recordCompletions } from '../rules/backoff';
@@ -214,6 +214,7 @@ async function patchAll<T extends PatchItem>(ctx: PhaseContext, items: T[], dead
         } catch (err) {
           if (!isCfsError(err) || err.kind === 'aborted') throw err;
           logCfsError(logComponents, err);
+          noteCfsError(ctx.state, err, ctx.clock.now());
           const retry = err.kind !== 'http' || (err.status ?? 500) >= 500;
           if (retry) left.push(item);
         }
