@@ -20,23 +20,27 @@ afterEach(async () => {
 const NO_PACING = { pendingSessionsCap: 0, createsPerMinuteCap: 0 };
 const hb = () => heartbeatBody(h.batcher.state, h.clock.now(), h.clock.wallOffset);
 
-it('case 3: POST /v3/sessions answering 500 for minutes: cfs_refusing, an attempt every check interval, no flood, resumes within one interval', async () => {
+it.each([
+  [500, 15],
+  [500, 5],
+  [404, 5],
+])('case 3: POST /v3/sessions answering %i for minutes (%i components, batches of 5): cfs_refusing, an attempt every check interval, no flood, resumes', async (status, n) => {
   h = await startHarness({
     seed: (sim) => {
       putConfig(sim);
       fastOptions(sim, { batch_size: 5 });
-      putComponents(sim, ids('x', 15));
+      putComponents(sim, ids('x', n));
     },
     deps: { tuning: NO_PACING },
   });
-  h.sim.faults.add({ match: 'POST /v3/sessions', action: { type: 'status', status: 500 } });
+  h.sim.faults.add({ match: 'POST /v3/sessions', action: { type: 'status', status } });
   const attempts: number[] = [];
   for (let cycle = 0; cycle < 30; cycle++) {
     // 5 minutes of fake time, one check interval (10 s) per cycle
     await h.batcher.runCycle();
     const body = hb();
     expect(body.creating).toMatchObject({ state: 'cfs_refusing' });
-    expect(body.creating!.reason).toMatch(/POST \/v3\/sessions answered 500 \(\d+ times?\)/);
+    expect(body.creating!.reason).toMatch(new RegExp(`POST /v3/sessions answered ${status} \\(\\d+ times?\\)`));
     expect(body.creating!.cfs_trouble_since_ms).not.toBeNull();
     attempts.push(body.creating!.last_attempt_ms!);
     h.clock.advance(10_000);
@@ -53,7 +57,7 @@ it('case 3: POST /v3/sessions answering 500 for minutes: cfs_refusing, an attemp
   await h.batcher.runCycle();
   // every component is in exactly one session within a cycle or two of CFS recovering: none lost, none doubled
   const hosts = sessions(h.sim).flatMap((s) => s.ansible.limit.split(','));
-  expect(hosts.sort()).toEqual(ids('x', 15));
+  expect(hosts.sort()).toEqual(ids('x', n));
   expect(h.sim.history.overlappingSessions()).toEqual([]);
 });
 

@@ -57,6 +57,8 @@ export async function send(ctx: PhaseContext, signal?: AbortSignal): Promise<voi
  * Ready batches in book order, then batches held by a retry delay, due first first: while creates are failing, as
  * probes (the first failure ends the phase: one extra try per cycle, not a flood); once a create has succeeded
  * again, every batch whose delay was earned before that, so all work resumes within one cycle of CFS recovering.
+ * A probe never comes sooner after a batch's last failure than min(first retry delay, one check interval): an
+ * uncertain create is not looked up earlier than that (a late commit has that long to land, as before).
  */
 function candidates(ctx: PhaseContext): { b: Batch; probe: boolean }[] {
   const { state, clock } = ctx;
@@ -65,9 +67,11 @@ function candidates(ctx: PhaseContext): { b: Batch; probe: boolean }[] {
   const ready = state.book.all().filter((b) => isReadyToSend(b, size, window, now));
   const probing = state.creating.trouble.create !== null;
   const recovered = state.creating.recoveredAt;
+  const minAge = Math.min(ctx.tuning.createRetryInitialMs, state.options.batcher_check_interval * 1000);
   const held = state.book
     .all()
     .filter((b) => b.nextAttemptAt > now && b.createFailures > 0 && isReadyToSend(b, size, window, b.nextAttemptAt))
+    .filter((b) => now - failedAt(b, ctx) >= minAge)
     .filter((b) => probing || (recovered !== null && failedAt(b, ctx) <= recovered))
     .sort((a, b) => a.nextAttemptAt - b.nextAttemptAt);
   return [...ready.map((b) => ({ b, probe: false })), ...held.map((b) => ({ b, probe: probing }))];
