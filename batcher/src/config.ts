@@ -63,6 +63,11 @@ export function tuningFromEnv(env: Env): Tuning {
     sendSliceMs: envInt(env, 'BATCHER_SEND_SLICE_MS', 30_000, 100, 600_000),
     // A hanging PATCH costs one request timeout (10 s) per concurrent slot: a cycle spends at most ~20 s on them.
     patchBudgetMs: envInt(env, 'BATCHER_PATCH_BUDGET_MS', 10_000, 100, 600_000),
+    // Pacing (scripts/src/pacing-measure.ts, slow simulated operator): 40 pending keeps an operator of 4 starts/s
+    // busy over a 10 s interval and waits 40/rate s in pending, far under the 300 s pending timeout for any operator
+    // above 0.14 starts/s. 240/min = 40 per 10 s interval, so the rate cap never binds below the pending cap's own
+    // throughput; it stops bursts. Measured at 4 starts/s: same 43 s to configure 4000 components, pending peak
+    // 153 -> 40, stuck-in-pending deletions 32 -> 0 (pending timeout 30 s); 120/min took 73 s (the rate cap bound).
     pendingSessionsCap: envInt(env, 'BATCHER_PENDING_SESSIONS_CAP', 40, 0, 100_000),
     createsPerMinuteCap: envInt(env, 'BATCHER_CREATES_PER_MINUTE', 240, 0, 100_000),
     createRetryInitialMs: envInt(env, 'BATCHER_CREATE_RETRY_INITIAL_MS', 30_000, 1, 3_600_000),
