@@ -21,6 +21,8 @@ const PROGRESS_MIN_INTERVAL_MS = 1000;
  * goes on in the background, the next ones queue behind it, and the sidecar sees a stale file if it never ends).
  */
 export const WRITE_DEADLINE_MS = 2000;
+/** A change of wall minus monotonic time larger than this is a wall-clock jump (NTP slews far slower). */
+const JUMP_MS = 1000;
 
 export type HeartbeatBody = Omit<
   Heartbeat,
@@ -31,6 +33,7 @@ export class HeartbeatWriter {
   readonly instanceId = newInstanceId();
   private sequence = 0;
   private phase: Phase = 'starting';
+  /** Monotonic, like `startedAt`: reported as wall time at each write, so a wall-clock jump cannot age a phase. */
   private phaseStartedAt: number;
   private lastFailureLogAt = Number.NEGATIVE_INFINITY;
   private suppressed = 0;
@@ -38,6 +41,8 @@ export class HeartbeatWriter {
   /** The write in flight: writes are serialized so two stamps never race on the temp file. */
   private inflight: Promise<void> = Promise.resolve();
   private writing = false;
+  /** Wall minus monotonic time, as of the last wall-clock jump (or the start). */
+  private anchor: number;
   /** A write ran past WRITE_DEADLINE_MS and has not ended yet. */
   private stuck = false;
   failures = 0;
@@ -52,6 +57,7 @@ export class HeartbeatWriter {
     private readonly mono: () => number = now,
   ) {
     this.phaseStartedAt = startedAt;
+    this.anchor = now() - mono();
   }
 
   get currentPhase(): Phase {
@@ -74,10 +80,9 @@ export class HeartbeatWriter {
 
   /** Changes phase (if different) and writes. Never throws. */
   async stamp(phase: Phase = this.phase): Promise<void> {
-    const now = this.now();
     if (phase !== this.phase) {
       this.phase = phase;
-      this.phaseStartedAt = now;
+      this.phaseStartedAt = this.mono();
     }
     if (this.path === undefined) return;
     this.lastWriteAt = this.mono();
@@ -122,17 +127,22 @@ export class HeartbeatWriter {
   private async write(): Promise<void> {
     if (this.path === undefined) return;
     const now = this.now();
+    // Wall minus monotonic; re-anchored only when the wall clock jumped, so the reported start times stay the same
+    // from write to write (the sidecar keys a phase on phase_started_at_ms) yet keep their true age after a jump.
+    const offset = now - this.mono();
+    if (Math.abs(offset - this.anchor) > JUMP_MS) this.anchor = offset;
+    const toWall = (t: number): number => Math.max(0, Math.floor(t + this.anchor));
     this.writing = true;
     this.sequence += 1;
     const hb: Heartbeat = {
       format: 1,
       instance_id: this.instanceId,
       pid: process.pid,
-      started_at_ms: Math.max(0, Math.floor(this.startedAt)),
+      started_at_ms: toWall(this.startedAt),
       written_at_ms: Math.max(0, Math.floor(now)),
       sequence: this.sequence,
       phase: this.phase,
-      phase_started_at_ms: Math.max(0, Math.floor(this.phaseStartedAt)),
+      phase_started_at_ms: toWall(this.phaseStartedAt),
       phase_is_wait: WAIT_PHASES.has(this.phase),
       ...this.body(),
     };

@@ -77,7 +77,7 @@ const PHASE_LOGGER: Partial<Record<Phase, typeof logMain>> = {
 export function stateHeartbeat(path: string | undefined, clock: Clock, state: BatcherState, metrics: BatcherMetrics): HeartbeatWriter {
   const wall = () => wallNow(clock);
   const body = () => heartbeatBody(state, clock.now(), wallOffset(clock));
-  return new HeartbeatWriter(path, wall, wall(), body, () => metrics.heartbeatWriteFailures.inc(), () => clock.now());
+  return new HeartbeatWriter(path, wall, clock.now(), body, () => metrics.heartbeatWriteFailures.inc(), () => clock.now());
 }
 
 export function createBatcher(deps: BatcherDeps): Batcher {

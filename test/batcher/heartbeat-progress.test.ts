@@ -95,3 +95,25 @@ it('the heartbeat schema takes the optional issue-11 fields, and a file without 
   expect(r.ok && r.heartbeat.creating?.state).toBe('cfs_refusing');
   expect(parseHeartbeat(JSON.stringify({ ...full, creating: { ...full.creating, state: 'asleep' } })).ok).toBe(false);
 });
+
+it('start times are reported as wall time, stable from write to write, and keep their true age across a wall-clock jump', async () => {
+  let mono = 1_000_000;
+  let wallOffset = 0;
+  const file = path.join(dir, 'hb.json');
+  const w = new HeartbeatWriter(file, () => mono + wallOffset, mono, body, () => undefined, () => mono);
+  const read = async () => {
+    const r = await readHeartbeat(file);
+    if (!r.ok) throw new Error(r.detail);
+    return r.heartbeat;
+  };
+  await w.stamp('collect');
+  mono += 700;
+  wallOffset = 300; // NTP-sized drift: not a jump, nothing moves
+  await w.stamp();
+  expect(await read()).toMatchObject({ started_at_ms: 1_000_000, phase_started_at_ms: 1_000_000, written_at_ms: 1_001_000 });
+  wallOffset = 3_600_000;
+  mono += 1000;
+  await w.stamp();
+  // one hour later on the wall clock, and the phase is still 1.7 s old
+  expect(await read()).toMatchObject({ phase_started_at_ms: 4_600_000, written_at_ms: 4_601_700 });
+});
