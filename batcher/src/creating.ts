@@ -47,7 +47,7 @@ export function noteAttempt(t: CreatingTrack, now: number, what: string, err?: u
   const e = isCfsError(err) ? err : undefined;
   if (e?.kind === 'aborted') return;
   t.lastAttemptAt = now;
-  // A 404 lookup or PATCH, a 409 create: an answer about the record, neither trouble nor proof CFS is well.
+  // A 404 lookup or PATCH, a 409 or 400 create: an answer about the record, neither trouble nor proof CFS is well.
   if (e !== undefined && isRecordAnswer(what, e)) return;
   const kind = what.startsWith('PATCH') ? 'patch' : 'create';
   const was = t.trouble[kind];
@@ -63,12 +63,13 @@ export function noteAttempt(t: CreatingTrack, now: number, what: string, err?: u
 }
 
 /**
- * A POST answered 400, 404 or 5xx is CFS refusing (a restart fixes none of them); a 409 says the name exists; a
- * lookup or PATCH answered 404 speaks of the record only.
+ * A POST answered 404 or 5xx is CFS refusing; a 409 (the name exists) or a 400 (this batch's request is invalid,
+ * e.g. an unknown configuration: its own retry delay applies, no probing) is about the batch; a lookup or PATCH
+ * answered 404 speaks of the record only.
  */
 function isRecordAnswer(what: string, e: CfsError): boolean {
   if (e.kind !== 'http') return false;
-  if (what.startsWith('POST')) return e.status === 409;
+  if (what.startsWith('POST')) return e.status === 409 || e.status === 400;
   return e.isNotFound;
 }
 
