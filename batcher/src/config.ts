@@ -22,8 +22,18 @@ export interface Tuning {
   /** waiting_for_cfs: first delay after a failed cycle, doubling up to min(max, batcher_check_interval). */
   cfsWaitInitialMs: number;
   cfsWaitMaxMs: number;
-  /** How often a wait phase (waiting_for_cfs, backoff) stamps the heartbeat. */
+  /** Sleep and wait phases sleep in steps of this and stamp the heartbeat after each (<= 1 s: issue 14's beat). */
   waitStepMs: number;
+  /** While sleeping, GET /v3/options at most this often; a shorter interval or a batcher_disable change ends the sleep. */
+  optionsRefreshMs: number;
+  /** The send phase stops creating after this long and goes on next cycle (well under the sidecar's send budget). */
+  sendSliceMs: number;
+  /** Completion PATCHes start only within this time per cycle; the rest wait (their batches held) for the next one. */
+  patchBudgetMs: number;
+  /** No create while this many batcher sessions are still pending in CFS (0 = no cap). */
+  pendingSessionsCap: number;
+  /** At most this many creates in any 60 s (0 = no cap). */
+  createsPerMinuteCap: number;
   /** Per-batch delay after a failed create: initial, doubling on each further failure up to max. */
   createRetryInitialMs: number;
   createRetryMaxMs: number;
@@ -47,7 +57,19 @@ export function tuningFromEnv(env: Env): Tuning {
   const t: Tuning = {
     cfsWaitInitialMs: envInt(env, 'BATCHER_CFS_WAIT_INITIAL_MS', 1000, 1, 600_000),
     cfsWaitMaxMs: envInt(env, 'BATCHER_CFS_WAIT_MAX_MS', 60_000, 1, 3_600_000),
-    waitStepMs: envInt(env, 'BATCHER_WAIT_STEP_MS', 5000, 1, 60_000),
+    waitStepMs: envInt(env, 'BATCHER_WAIT_STEP_MS', 1000, 1, 1000),
+    optionsRefreshMs: envInt(env, 'BATCHER_OPTIONS_REFRESH_MS', 10_000, 1000, 600_000),
+    // 30 s + one create's request timeout (10 s) stays well under the sidecar's 120 s send budget.
+    sendSliceMs: envInt(env, 'BATCHER_SEND_SLICE_MS', 30_000, 100, 600_000),
+    // A hanging PATCH costs one request timeout (10 s) per concurrent slot: a cycle spends at most ~20 s on them.
+    patchBudgetMs: envInt(env, 'BATCHER_PATCH_BUDGET_MS', 10_000, 100, 600_000),
+    // Pacing (scripts/src/pacing-measure.ts, slow simulated operator): 40 pending keeps an operator of 4 starts/s
+    // busy over a 10 s interval and waits 40/rate s in pending, far under the 300 s pending timeout for any operator
+    // above 0.14 starts/s. 240/min = 40 per 10 s interval, so the rate cap never binds below the pending cap's own
+    // throughput; it stops bursts. Measured at 4 starts/s: same 43 s to configure 4000 components, pending peak
+    // 153 -> 40, stuck-in-pending deletions 32 -> 0 (pending timeout 30 s); 120/min took 73 s (the rate cap bound).
+    pendingSessionsCap: envInt(env, 'BATCHER_PENDING_SESSIONS_CAP', 40, 0, 100_000),
+    createsPerMinuteCap: envInt(env, 'BATCHER_CREATES_PER_MINUTE', 240, 0, 100_000),
     createRetryInitialMs: envInt(env, 'BATCHER_CREATE_RETRY_INITIAL_MS', 30_000, 1, 3_600_000),
     createRetryMaxMs: envInt(env, 'BATCHER_CREATE_RETRY_MAX_MS', 15 * 60_000, 1, 86_400_000),
     patchConcurrency: envInt(env, 'BATCHER_PATCH_CONCURRENCY', 8, 1, 256),

@@ -3,6 +3,7 @@
  * `(ctx, signal) => Promise<void>`; the loop (loop.ts) decides their order, waits and error policy.
  */
 import type { CfsClient, Phase } from '@cfs-batcher/shared';
+import type { Clock } from './clock';
 import type { Tuning } from './config';
 import type { BatcherMetrics } from './metrics';
 import type { BatcherState } from './state';
@@ -21,9 +22,7 @@ export type CfsApi = Pick<
   | 'patchComponent'
 >;
 
-export interface Clock {
-  now(): number;
-}
+export type { Clock } from './clock';
 
 export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
 

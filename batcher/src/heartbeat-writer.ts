@@ -16,6 +16,13 @@ const log = getLogger('batcher.__main__');
 const FAILURE_LOG_INTERVAL_MS = 60_000;
 /** Progress stamps inside a phase are throttled to one per second: enough for the sidecar, cheap for the loop. */
 const PROGRESS_MIN_INTERVAL_MS = 1000;
+/**
+ * A stamp waits at most this long for its write: a slow or stuck heartbeat volume must not hold the loop (the write
+ * goes on in the background, the next ones queue behind it, and the sidecar sees a stale file if it never ends).
+ */
+export const WRITE_DEADLINE_MS = 2000;
+/** A change of wall minus monotonic time larger than this is a wall-clock jump (NTP slews far slower). */
+const JUMP_MS = 1000;
 
 export type HeartbeatBody = Omit<
   Heartbeat,
@@ -26,6 +33,7 @@ export class HeartbeatWriter {
   readonly instanceId = newInstanceId();
   private sequence = 0;
   private phase: Phase = 'starting';
+  /** Monotonic, like `startedAt`: reported as wall time at each write, so a wall-clock jump cannot age a phase. */
   private phaseStartedAt: number;
   private lastFailureLogAt = Number.NEGATIVE_INFINITY;
   private suppressed = 0;
@@ -33,6 +41,10 @@ export class HeartbeatWriter {
   /** The write in flight: writes are serialized so two stamps never race on the temp file. */
   private inflight: Promise<void> = Promise.resolve();
   private writing = false;
+  /** Wall minus monotonic time, as of the last wall-clock jump (or the start). */
+  private anchor: number;
+  /** A write ran past WRITE_DEADLINE_MS and has not ended yet. */
+  private stuck = false;
   failures = 0;
 
   constructor(
@@ -41,8 +53,11 @@ export class HeartbeatWriter {
     private readonly startedAt: number,
     private readonly body: () => HeartbeatBody,
     private readonly onFailure: () => void = () => undefined,
+    /** Monotonic time for the throttle (clock.ts); `now` (wall) is what the file reports. */
+    private readonly mono: () => number = now,
   ) {
     this.phaseStartedAt = startedAt;
+    this.anchor = now() - mono();
   }
 
   get currentPhase(): Phase {
@@ -59,38 +74,75 @@ export class HeartbeatWriter {
    */
   progress(): void {
     if (this.path === undefined || this.writing) return;
-    if (this.now() - this.lastWriteAt < PROGRESS_MIN_INTERVAL_MS) return;
+    if (this.mono() - this.lastWriteAt < PROGRESS_MIN_INTERVAL_MS) return;
     void this.stamp();
   }
 
   /** Changes phase (if different) and writes. Never throws. */
   async stamp(phase: Phase = this.phase): Promise<void> {
-    const now = this.now();
     if (phase !== this.phase) {
       this.phase = phase;
-      this.phaseStartedAt = now;
+      this.phaseStartedAt = this.mono();
     }
     if (this.path === undefined) return;
-    this.lastWriteAt = now;
+    this.lastWriteAt = this.mono();
+    if (this.stuck) {
+      // A write is still stuck past its deadline: do not queue behind it (each stamp would cost the whole deadline).
+      this.late();
+      return;
+    }
     const next = this.inflight.then(() => this.write());
     this.inflight = next;
-    await next;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), WRITE_DEADLINE_MS);
+      timer.unref();
+    });
+    const r = await Promise.race([next, deadline]);
+    clearTimeout(timer);
+    if (r === 'late') {
+      this.stuck = true;
+      void next.finally(() => (this.stuck = false));
+      this.late();
+    }
+  }
+
+  /** A write past its deadline: counted and logged like a failure, and the loop goes on. */
+  private late(): void {
+    this.failures += 1;
+    this.onFailure();
+    this.logFailure(this.now(), `write still running after ${WRITE_DEADLINE_MS} ms`);
+  }
+
+  private logFailure(now: number, why: string): void {
+    if (now - this.lastFailureLogAt >= FAILURE_LOG_INTERVAL_MS) {
+      log.error(`Unable to write heartbeat to ${this.path}: ${why}`, { suppressed_since_last: this.suppressed });
+      this.lastFailureLogAt = now;
+      this.suppressed = 0;
+    } else {
+      this.suppressed += 1;
+    }
   }
 
   private async write(): Promise<void> {
     if (this.path === undefined) return;
     const now = this.now();
+    // Wall minus monotonic; re-anchored only when the wall clock jumped, so the reported start times stay the same
+    // from write to write (the sidecar keys a phase on phase_started_at_ms) yet keep their true age after a jump.
+    const offset = now - this.mono();
+    if (Math.abs(offset - this.anchor) > JUMP_MS) this.anchor = offset;
+    const toWall = (t: number): number => Math.max(0, Math.floor(t + this.anchor));
     this.writing = true;
     this.sequence += 1;
     const hb: Heartbeat = {
       format: 1,
       instance_id: this.instanceId,
       pid: process.pid,
-      started_at_ms: Math.max(0, Math.floor(this.startedAt)),
+      started_at_ms: toWall(this.startedAt),
       written_at_ms: Math.max(0, Math.floor(now)),
       sequence: this.sequence,
       phase: this.phase,
-      phase_started_at_ms: Math.max(0, Math.floor(this.phaseStartedAt)),
+      phase_started_at_ms: toWall(this.phaseStartedAt),
       phase_is_wait: WAIT_PHASES.has(this.phase),
       ...this.body(),
     };
@@ -100,15 +152,7 @@ export class HeartbeatWriter {
       this.writing = false;
       this.failures += 1;
       this.onFailure();
-      if (now - this.lastFailureLogAt >= FAILURE_LOG_INTERVAL_MS) {
-        log.error(`Unable to write heartbeat to ${this.path}: ${errorMessage(err)}`, {
-          suppressed_since_last: this.suppressed,
-        });
-        this.lastFailureLogAt = now;
-        this.suppressed = 0;
-      } else {
-        this.suppressed += 1;
-      }
+      this.logFailure(now, errorMessage(err));
       return;
     }
     this.writing = false;

@@ -1,4 +1,7 @@
+export * from './clock';
 export * from './config';
+export * from './creating';
+export * from './rules/pacing';
 export * from './context';
 export * from './state';
 export * from './loop';

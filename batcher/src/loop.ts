@@ -9,12 +9,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import { errorMessage, isCfsError, withSpan, type Phase } from '@cfs-batcher/shared';
+import { monotonicClock, wallNow, wallOffset } from './clock';
 import { DEFAULT_TUNING, type Tuning } from './config';
+import { trackAttempts } from './creating';
 import { realSleep, type CfsApi, type Clock, type PhaseContext, type PhaseStep, type Phases, type Sleep } from './context';
 import { HeartbeatWriter } from './heartbeat-writer';
 import { logBatch, logCfsError, logComponents, logMain, logOptions, logSessions } from './log';
 import { createMetrics, type BatcherMetrics } from './metrics';
 import { PHASES } from './phases';
+import { noteDisableToggle, optionsChange } from './options-watch';
 import { isBackingOff } from './rules/backoff';
 import { SESSION_PREFIX } from './rules/session-status';
 import { ATTR, SPAN } from './spans';
@@ -70,14 +73,15 @@ const PHASE_LOGGER: Partial<Record<Phase, typeof logMain>> = {
   send: logSessions,
 };
 
-/** The heartbeat writer over a state: its body is read from the state at each write. */
+/** The heartbeat writer over a state: its body is read from the state at each write (wall-clock epoch fields). */
 export function stateHeartbeat(path: string | undefined, clock: Clock, state: BatcherState, metrics: BatcherMetrics): HeartbeatWriter {
-  const now = () => clock.now();
-  return new HeartbeatWriter(path, now, now(), () => heartbeatBody(state, now()), () => metrics.heartbeatWriteFailures.inc());
+  const wall = () => wallNow(clock);
+  const body = () => heartbeatBody(state, clock.now(), wallOffset(clock));
+  return new HeartbeatWriter(path, wall, clock.now(), body, () => metrics.heartbeatWriteFailures.inc(), () => clock.now());
 }
 
 export function createBatcher(deps: BatcherDeps): Batcher {
-  const clock = deps.clock ?? { now: () => Date.now() };
+  const clock = deps.clock ?? monotonicClock();
   const sleep = deps.sleep ?? realSleep;
   const random = deps.random ?? Math.random;
   const tuning: Tuning = { ...DEFAULT_TUNING, ...deps.tuning };
@@ -87,7 +91,8 @@ export function createBatcher(deps: BatcherDeps): Batcher {
   const phases = deps.phases ?? PHASES;
   const ctx: PhaseContext = {
     state,
-    client: deps.client,
+    // Creates, lookups and PATCHes are recorded as attempts, every answer as progress (and a throttled stamp).
+    client: trackAttempts(deps.client, state.creating, () => clock.now(), () => heartbeat.progress()),
     metrics,
     tuning,
     clock,
@@ -97,10 +102,12 @@ export function createBatcher(deps: BatcherDeps): Batcher {
   async function runPhase(step: PhaseStep, signal?: AbortSignal): Promise<void> {
     await heartbeat.stamp(step.name);
     await withSpan(step.span, {}, () => step.run(ctx, signal));
+    noteDisableToggle(state);
   }
 
   async function runCycle(signal?: AbortSignal): Promise<CycleResult> {
     const start = clock.now();
+    state.nextCycleAt = null;
     state.cycleCreated = 0;
     state.cycleCompleted = 0;
     let failed: unknown;
@@ -147,7 +154,7 @@ export function createBatcher(deps: BatcherDeps): Batcher {
     };
     metrics.cycles.inc({ outcome });
     metrics.cycleDuration.observe(durationMs / 1000);
-    if (outcome === 'ok') metrics.lastSuccessfulCycle.set(end / 1000);
+    if (outcome === 'ok') metrics.lastSuccessfulCycle.set(wallNow(clock) / 1000);
     setGauges(metrics, gaugeValues(state, end));
     return {
       outcome,
@@ -160,17 +167,33 @@ export function createBatcher(deps: BatcherDeps): Batcher {
   }
 
   /**
-   * Sleeps `ms`; wait phases sleep in steps and stamp the heartbeat after each so the sidecar sees the loop alive.
-   * The step count comes from `ms`, not the clock, so an injected sleep that does not advance time cannot spin.
+   * Sleeps `ms` in steps of at most waitStepMs (<= 1 s), stamping the heartbeat after each, so the sidecar sees the
+   * loop alive in every phase. While sleeping, the options are re-read (at most every optionsRefreshMs) and the sleep
+   * ends early when the interval got shorter or batcher_disable changed. Time is the monotonic clock; the step
+   * count is bounded by `ms`, so an injected sleep that does not advance time cannot spin.
    */
   async function wait(phase: Phase, ms: number, signal: AbortSignal): Promise<void> {
     await heartbeat.stamp(phase);
-    const stamping = phase === 'waiting_for_cfs' || phase === 'backoff';
-    const step = stamping ? Math.max(1, tuning.waitStepMs) : Math.max(1, ms);
-    const steps = Math.max(1, Math.ceil(ms / step));
-    for (let i = 0; i < steps && !signal.aborted; i++) {
-      await sleep(Math.min(step, ms - i * step), signal);
-      if (stamping && !signal.aborted) await heartbeat.stamp(phase);
+    const step = Math.max(1, tuning.waitStepMs);
+    const start = clock.now();
+    state.nextCycleAt = start + ms;
+    let lastRead = start;
+    const maxSteps = Math.ceil(ms / step) + 1;
+    for (let i = 0; i < maxSteps && !signal.aborted; i++) {
+      const left = start + ms - clock.now();
+      if (left <= 0) break;
+      await sleep(Math.min(step, left), signal);
+      if (signal.aborted) break;
+      // Between cycles (sleep, or the backoff label of the same sleep), not while CFS is failing anyway.
+      if (phase !== 'waiting_for_cfs' && clock.now() - lastRead >= tuning.optionsRefreshMs) {
+        lastRead = clock.now();
+        const why = await optionsChange(ctx.client, state.options, signal);
+        if (why !== null) {
+          logOptions.info(`${why}; ending the sleep early`);
+          break;
+        }
+      }
+      await heartbeat.stamp(phase);
     }
   }
 

@@ -29,6 +29,9 @@ export interface BatcherMetrics {
   invalidRecords: Counter<'kind'>;
   backoffSeconds: Gauge;
   disabled: Gauge;
+  pendingSessions: Gauge;
+  pacingLimited: Gauge;
+  completionsUnwritten: Gauge;
   cfsRequests: Counter<'method' | 'route' | 'status'>;
   cfsRequestDuration: Histogram<'method' | 'route'>;
   heartbeatWriteFailures: Counter;
@@ -92,6 +95,21 @@ export function createMetrics(opts: { version?: string; defaultMetrics?: boolean
     }),
     backoffSeconds: new Gauge({ name: 'cfs_batcher_backoff_seconds', help: 'Current session-creation backoff', registers }),
     disabled: new Gauge({ name: 'cfs_batcher_disabled', help: '1 while batcher_disable is true', registers }),
+    pendingSessions: new Gauge({
+      name: 'cfs_batcher_pending_sessions',
+      help: 'Batcher sessions still pending in CFS (not yet started by the operator)',
+      registers,
+    }),
+    pacingLimited: new Gauge({
+      name: 'cfs_batcher_pacing_limited',
+      help: '1 while session creation is held by the pending-sessions cap or the creates-per-minute cap',
+      registers,
+    }),
+    completionsUnwritten: new Gauge({
+      name: 'cfs_batcher_completions_unwritten',
+      help: 'Components whose completion PATCH failed and is queued for retry',
+      registers,
+    }),
     cfsRequests,
     cfsRequestDuration,
     heartbeatWriteFailures: new Counter({

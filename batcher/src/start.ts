@@ -9,7 +9,9 @@
  */
 import type { Server } from 'node:http';
 import { CfsClient, errorMessage, setLogLevel, startFailure } from '@cfs-batcher/shared';
+import { monotonicClock } from './clock';
 import { loadConfig } from './config';
+import { noteCfsAnswer } from './creating';
 import type { Phases } from './context';
 import { logMain as log } from './log';
 import { createBatcher, stateHeartbeat } from './loop';
@@ -54,7 +56,8 @@ async function main(opts: StartOptions): Promise<void> {
   const config = loadConfig(opts.env ?? process.env);
   setLogLevel(config.startingLogLevel);
   const metrics = createMetrics({ version: BATCHER_VERSION });
-  const clock = { now: () => Date.now() };
+  // Monotonic for every timer; wall time only for what is reported (clock.ts).
+  const clock = monotonicClock();
   const state = newState(config.tuning);
   const heartbeat = stateHeartbeat(config.heartbeatPath, clock, state, metrics);
   // Every CFS answer (good or bad) is progress of the main loop: it stamps the heartbeat (throttled) so a long
@@ -63,6 +66,7 @@ async function main(opts: StartOptions): Promise<void> {
     ...config.cfs,
     onRequest: (r) => {
       metrics.observeRequest(r);
+      noteCfsAnswer(state.creating, clock.now());
       heartbeat.progress();
     },
   });

@@ -2,7 +2,8 @@
  * What the batcher knows between cycles (one mutable record, owned by the loop and written by the phases), and what
  * the outside sees of it: the heartbeat body and the gauges, both pure functions of the state and the time.
  */
-import type { CfsError } from '@cfs-batcher/shared';
+import type { CfsError, ComponentPatch } from '@cfs-batcher/shared';
+import { creatingView, initialCreating, troubleSince, type CreatingTrack } from './creating';
 import type { HeartbeatBody } from './heartbeat-writer';
 import type { BatcherMetrics } from './metrics';
 import { backoffUntil, initialBackoff, isBackingOff, type BackoffState } from './rules/backoff';
@@ -10,6 +11,17 @@ import type { RetryPolicy } from './rules/batch';
 import { BatchBook } from './rules/batch-book';
 import { InternPool } from './rules/intern';
 import { DEFAULT_OPTIONS, type BatcherOptions } from './rules/options';
+import { initialPacing, type PacingCaps, type PacingState } from './rules/pacing';
+import type { Batch } from './rules/batch';
+
+/** A finished session whose completion PATCHes are not all written: its batch stays held (members busy) till they are. */
+export interface PendingCompletion {
+  batch: Batch;
+  success: boolean;
+  result: 'succeeded' | 'failed';
+  /** Writes still to do. */
+  patches: { id: string; patch: ComponentPatch }[];
+}
 
 export interface LastCycle {
   completed_at_ms: number;
@@ -44,12 +56,22 @@ export interface BatcherState {
   /** This cycle's counts (reset when a cycle starts). */
   cycleCreated: number;
   cycleCompleted: number;
+  /** Attempts, CFS trouble and answers, for the heartbeat's `creating` and `progress`. */
+  readonly creating: CreatingTrack;
+  readonly pacing: PacingState;
+  readonly pacingCaps: PacingCaps;
+  /** Batch id -> completion writes still to do (check-status retries them every cycle within its PATCH budget). */
+  readonly completions: Map<number, PendingCompletion>;
+  /** When the sleep in progress ends (monotonic), null while working. */
+  nextCycleAt: number | null;
+  /** batcher_disable was seen true since the last reset: when it goes false the create backoff is reset. */
+  disableSeen: boolean;
   readonly book: BatchBook;
   /** Shares repeated values between component snapshots (see rules/intern.ts); a new generation every collection. */
   readonly pool: InternPool;
 }
 
-export function newState(retry?: RetryPolicy): BatcherState {
+export function newState(retry?: RetryPolicy & Partial<PacingCaps>): BatcherState {
   return {
     options: { ...DEFAULT_OPTIONS },
     backoff: initialBackoff(),
@@ -65,6 +87,12 @@ export function newState(retry?: RetryPolicy): BatcherState {
     rejectedComponents: new Map(),
     cycleCreated: 0,
     cycleCompleted: 0,
+    creating: initialCreating(),
+    pacing: initialPacing(),
+    pacingCaps: { pendingSessionsCap: retry?.pendingSessionsCap ?? 0, createsPerMinuteCap: retry?.createsPerMinuteCap ?? 0 },
+    completions: new Map(),
+    nextCycleAt: null,
+    disableSeen: false,
     book: new BatchBook(retry),
     pool: new InternPool(),
   };
@@ -84,11 +112,18 @@ function activeBatches(s: BatcherState): number {
   return s.book.count('active') + s.book.count('uncertain');
 }
 
-export function heartbeatBody(s: BatcherState, now: number): HeartbeatBody {
+/**
+ * The heartbeat body. State times are monotonic (clock.ts); `offset` (wall - monotonic, now) turns them into the
+ * wall-clock epoch the sidecar compares with its own clock, so an age stays right after a wall-clock jump.
+ */
+export function heartbeatBody(s: BatcherState, now: number, offset = 0): HeartbeatBody {
   const active = isBackingOff(s.backoff, now);
+  const wall = (t: number | null): number | null => (t === null ? null : msStamp(t + offset));
+  const until = backoffUntil(s.backoff, now);
+  const creating = creatingView(s, now);
   return {
     cycle: s.cycles,
-    last_cycle: s.lastCycle,
+    last_cycle: s.lastCycle ? { ...s.lastCycle, completed_at_ms: msStamp(s.lastCycle.completed_at_ms + offset) } : null,
     options: {
       batcher_check_interval: s.options.batcher_check_interval,
       batch_window: s.options.batch_window,
@@ -96,16 +131,40 @@ export function heartbeatBody(s: BatcherState, now: number): HeartbeatBody {
       batcher_pending_timeout: s.options.batcher_pending_timeout,
     },
     disabled: s.options.batcher_disable,
-    backoff: { active, seconds: active ? s.backoff.currentS : 0, until_ms: backoffUntil(s.backoff, now) },
-    cfs: { last_success_ms: s.cfsLastSuccess, last_error: s.cfsLastError },
+    backoff: { active, seconds: active ? s.backoff.currentS : 0, until_ms: wall(until) },
+    cfs: {
+      last_success_ms: wall(s.cfsLastSuccess),
+      last_error: s.cfsLastError ? { ...s.cfsLastError, at_ms: msStamp(s.cfsLastError.at_ms + offset) } : null,
+    },
     counters: {
       pending_seen: s.pendingSeen,
       batches_queued: s.book.count('queued'),
       batches_active: activeBatches(s),
       sessions_created_total: s.sessionsCreatedTotal,
-      last_session_created_ms: s.lastSessionCreatedMs,
+      last_session_created_ms: wall(s.lastSessionCreatedMs),
     },
+    creating: {
+      state: creating.state,
+      reason: creating.reason,
+      next_attempt_ms: wall(creating.nextAttemptAt),
+      last_attempt_ms: wall(s.creating.lastAttemptAt),
+      cfs_trouble_since_ms: wall(troubleSince(s.creating)),
+    },
+    pacing: {
+      pending_sessions: s.pacing.pendingSessions,
+      pending_cap: s.pacingCaps.pendingSessionsCap,
+      creates_per_minute_cap: s.pacingCaps.createsPerMinuteCap,
+    },
+    progress: { last_cfs_answer_ms: wall(s.creating.lastCfsAnswerAt) },
+    completions_unwritten: completionsUnwritten(s),
   };
+}
+
+/** Components whose completion write is still to do. */
+export function completionsUnwritten(s: BatcherState): number {
+  let n = 0;
+  for (const c of s.completions.values()) n += new Set(c.patches.map((p) => p.id)).size;
+  return n;
 }
 
 export interface GaugeValues {
@@ -114,6 +173,9 @@ export interface GaugeValues {
   pending: number;
   backoffSeconds: number;
   disabled: 0 | 1;
+  pendingSessions: number;
+  pacingLimited: 0 | 1;
+  completionsUnwritten: number;
 }
 
 export function gaugeValues(s: BatcherState, now: number): GaugeValues {
@@ -123,6 +185,9 @@ export function gaugeValues(s: BatcherState, now: number): GaugeValues {
     pending: s.pendingSeen,
     backoffSeconds: isBackingOff(s.backoff, now) ? s.backoff.currentS : 0,
     disabled: s.options.batcher_disable ? 1 : 0,
+    pendingSessions: s.pacing.pendingSessions,
+    pacingLimited: s.pacing.limited !== null ? 1 : 0,
+    completionsUnwritten: completionsUnwritten(s),
   };
 }
 
@@ -132,4 +197,7 @@ export function setGauges(m: BatcherMetrics, g: GaugeValues): void {
   m.pendingComponents.set(g.pending);
   m.backoffSeconds.set(g.backoffSeconds);
   m.disabled.set(g.disabled);
+  m.pendingSessions.set(g.pendingSessions);
+  m.pacingLimited.set(g.pacingLimited);
+  m.completionsUnwritten.set(g.completionsUnwritten);
 }

@@ -37,6 +37,10 @@ export const WAIT_PHASES: ReadonlySet<Phase> = new Set<Phase>(['waiting_for_cfs'
 
 const epochMs = z.number().int().nonnegative();
 
+/** `creating.state`: the sidecar reads every state but ok/idle as "CFS trouble or a deliberate hold". */
+export const CREATING_STATES = ['ok', 'idle', 'cfs_refusing', 'cfs_timeout', 'uncertain', 'backoff', 'paced', 'disabled'] as const;
+export type CreatingState = (typeof CREATING_STATES)[number];
+
 export const heartbeatSchema = z.object({
   format: z.literal(HEARTBEAT_FORMAT),
   instance_id: z.string().min(1),
@@ -85,6 +89,33 @@ export const heartbeatSchema = z.object({
     sessions_created_total: z.number().int().nonnegative(),
     last_session_created_ms: epochMs.nullable(),
   }),
+  // The fields below are optional (added in format 1): an older writer omits them and the sidecar reads "unknown".
+  /** Why the batcher is or is not creating sessions, and when it tries next. */
+  creating: z
+    .object({
+      state: z.enum(CREATING_STATES),
+      /** One human line, e.g. "POST /v3/sessions answered 500 (3 times)". */
+      reason: z.string(),
+      /** When the next create (or completion PATCH retry) will be tried. */
+      next_attempt_ms: epochMs.nullable(),
+      /** Last create, lookup or completion PATCH attempt, whatever its result. */
+      last_attempt_ms: epochMs.nullable(),
+      /** Start of the current run of CFS errors on creates/lookups/PATCHes; null when the last try succeeded. */
+      cfs_trouble_since_ms: epochMs.nullable(),
+    })
+    .optional(),
+  /** Operator-aware pacing: batcher sessions still pending in CFS, and the caps in force. */
+  pacing: z
+    .object({
+      pending_sessions: z.number().int().nonnegative(),
+      pending_cap: z.number().int().nonnegative(),
+      creates_per_minute_cap: z.number().int().nonnegative(),
+    })
+    .optional(),
+  /** The last time any CFS call got an answer (good or bad, timeouts included): a phase getting answers is not stuck. */
+  progress: z.object({ last_cfs_answer_ms: epochMs.nullable() }).optional(),
+  /** Components whose completion PATCH failed and is queued for retry (their batch stays held). */
+  completions_unwritten: z.number().int().nonnegative().optional(),
 });
 
 export type Heartbeat = z.infer<typeof heartbeatSchema>;

@@ -8,7 +8,12 @@ it('an empty environment gives the documented defaults', () => {
   expect(c.tuning).toEqual({
     cfsWaitInitialMs: 1000,
     cfsWaitMaxMs: 60_000,
-    waitStepMs: 5000,
+    waitStepMs: 1000,
+    optionsRefreshMs: 10_000,
+    sendSliceMs: 30_000,
+    patchBudgetMs: 10_000,
+    pendingSessionsCap: 40,
+    createsPerMinuteCap: 240,
     createRetryInitialMs: 30_000,
     createRetryMaxMs: 900_000,
     patchConcurrency: 8,
@@ -26,7 +31,8 @@ it('reads the BATCHER_ tuning variables', () => {
 it.each([
   [{ METRICS_PORT: 'nine' }, 'METRICS_PORT="nine" is not an integer'],
   [{ METRICS_PORT: '70000' }, 'METRICS_PORT=70000 is outside 0..65535'],
-  [{ BATCHER_WAIT_STEP_MS: '0' }, 'BATCHER_WAIT_STEP_MS=0 is outside 1..60000'],
+  [{ BATCHER_WAIT_STEP_MS: '0' }, 'BATCHER_WAIT_STEP_MS=0 is outside 1..1000'],
+  [{ BATCHER_WAIT_STEP_MS: '5000' }, 'BATCHER_WAIT_STEP_MS=5000 is outside 1..1000'],
   [{ BATCHER_CFS_WAIT_INITIAL_MS: '5000', BATCHER_CFS_WAIT_MAX_MS: '100' }, 'BATCHER_CFS_WAIT_MAX_MS=100 is below BATCHER_CFS_WAIT_INITIAL_MS=5000'],
   [{ BATCHER_CREATE_RETRY_MAX_MS: '10' }, 'BATCHER_CREATE_RETRY_MAX_MS=10 is below BATCHER_CREATE_RETRY_INITIAL_MS=30000'],
 ])('%j is a ConfigError naming the variable', (env, message) => {

@@ -29,9 +29,12 @@ export function captureLogs(): { lines: LogLine[]; stop: () => void; has: (msg: 
   return { lines, stop, has };
 }
 
+/** Monotonic time `t`, and a wall clock that can jump (`wallOffset`) while monotonic time does not. */
 export class FakeClock {
   t = 1_700_000_000_000;
+  wallOffset = 0;
   now = (): number => this.t;
+  wall = (): number => this.t + this.wallOffset;
   advance(ms: number): void {
     this.t += ms;
   }
@@ -47,13 +50,27 @@ export interface Harness {
 }
 
 export async function startHarness(
-  opts: { clientOptions?: Partial<CfsClientOptions>; deps?: Partial<BatcherDeps>; seed?: (sim: Simulator) => void } = {},
+  opts: {
+    clientOptions?: Partial<CfsClientOptions>;
+    deps?: Partial<BatcherDeps>;
+    seed?: (sim: Simulator) => void;
+    /** The fake clock advances by each CFS request's real duration (slow or hanging endpoints take fake time). */
+    clockFollowsRequests?: boolean;
+  } = {},
 ): Promise<Harness> {
   const sim = createSimulator({ operator: { paused: true } });
   opts.seed?.(sim);
   const { url } = await sim.listen(0);
-  const client = new CfsClient({ baseUrl: url, retryBudgetMs: 0, requestTimeoutMs: 2000, connectTimeoutMs: 1000, ...opts.clientOptions });
   const clock = new FakeClock();
+  const follow = opts.clockFollowsRequests ? { onRequest: (r: { durationMs: number }) => clock.advance(r.durationMs) } : {};
+  const client = new CfsClient({
+    baseUrl: url,
+    retryBudgetMs: 0,
+    requestTimeoutMs: 2000,
+    connectTimeoutMs: 1000,
+    ...follow,
+    ...opts.clientOptions,
+  });
   const batcher = createBatcher({ client, clock, sleep: async () => undefined, random: () => 0.5, ...opts.deps });
   return { sim, url, client, clock, batcher, close: () => sim.close() };
 }

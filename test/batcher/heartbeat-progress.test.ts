@@ -1,9 +1,11 @@
 /** Progress stamps inside a phase: throttled, serialized, and only from the loop's own work. */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { closeSync, constants as fsConstants, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 import os from 'node:os';
 import path from 'node:path';
-import { readHeartbeat, setLogSilent } from '@cfs-batcher/shared';
-import { HeartbeatWriter } from '../../batcher/src/heartbeat-writer';
+import { parseHeartbeat, readHeartbeat, setLogSilent } from '@cfs-batcher/shared';
+import { HeartbeatWriter, WRITE_DEADLINE_MS } from '../../batcher/src/heartbeat-writer';
 
 setLogSilent(true);
 
@@ -50,4 +52,68 @@ it('a phase change keeps its start time across progress stamps', async () => {
   await w.stamp();
   const r = await readHeartbeat(file);
   expect(r.ok && r.heartbeat).toMatchObject({ phase: 'send', phase_started_at_ms: 5_000_000, written_at_ms: 5_002_000 });
+});
+
+it('a heartbeat write that hangs (stuck volume) holds the loop at most WRITE_DEADLINE_MS, counted as a failure', async () => {
+  // The writer's temp file is a FIFO with no reader: opening it for writing blocks, as on a stuck volume.
+  const file = path.join(dir, 'hb.json');
+  const tmp = path.join(dir, `.hb.json.${process.pid}.tmp`);
+  expect(spawnSync('mkfifo', [tmp]).status).toBe(0);
+  let failed = 0;
+  const w = new HeartbeatWriter(file, () => Date.now(), Date.now(), body, () => (failed += 1));
+  const t0 = performance.now();
+  await w.stamp('collect');
+  const took = performance.now() - t0;
+  expect(took).toBeGreaterThanOrEqual(WRITE_DEADLINE_MS - 50);
+  expect(failed).toBe(1);
+  expect(w.failures).toBe(1);
+  // While it stays stuck, later stamps return at once instead of queueing behind it
+  const t1 = performance.now();
+  await w.stamp('send');
+  expect(performance.now() - t1).toBeLessThan(WRITE_DEADLINE_MS / 2);
+  expect(w.failures).toBe(2);
+  // Unblock the stuck open so the background write can end (and the worker thread is freed).
+  const fd = openSync(tmp, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
+  await new Promise((r) => setTimeout(r, 200));
+  closeSync(fd);
+});
+
+it('the heartbeat schema takes the optional issue-11 fields, and a file without them still parses', () => {
+  const base = {
+    format: 1, instance_id: 'i', pid: 1, started_at_ms: 1, written_at_ms: 2, sequence: 1, phase: 'sleep',
+    phase_started_at_ms: 1, phase_is_wait: false, ...body(),
+  };
+  expect(parseHeartbeat(JSON.stringify(base)).ok).toBe(true);
+  const full = {
+    ...base,
+    creating: { state: 'cfs_refusing', reason: 'POST /v3/sessions answered 500 (3 times)', next_attempt_ms: 5, last_attempt_ms: 4, cfs_trouble_since_ms: 3 },
+    pacing: { pending_sessions: 2, pending_cap: 40, creates_per_minute_cap: 240 },
+    progress: { last_cfs_answer_ms: 4 },
+    completions_unwritten: 3,
+  };
+  const r = parseHeartbeat(JSON.stringify(full));
+  expect(r.ok && r.heartbeat.creating?.state).toBe('cfs_refusing');
+  expect(parseHeartbeat(JSON.stringify({ ...full, creating: { ...full.creating, state: 'asleep' } })).ok).toBe(false);
+});
+
+it('start times are reported as wall time, stable from write to write, and keep their true age across a wall-clock jump', async () => {
+  let mono = 1_000_000;
+  let wallOffset = 0;
+  const file = path.join(dir, 'hb.json');
+  const w = new HeartbeatWriter(file, () => mono + wallOffset, mono, body, () => undefined, () => mono);
+  const read = async () => {
+    const r = await readHeartbeat(file);
+    if (!r.ok) throw new Error(r.detail);
+    return r.heartbeat;
+  };
+  await w.stamp('collect');
+  mono += 700;
+  wallOffset = 300; // NTP-sized drift: not a jump, nothing moves
+  await w.stamp();
+  expect(await read()).toMatchObject({ started_at_ms: 1_000_000, phase_started_at_ms: 1_000_000, written_at_ms: 1_001_000 });
+  wallOffset = 3_600_000;
+  mono += 1000;
+  await w.stamp();
+  // one hour later on the wall clock, and the phase is still 1.7 s old
+  expect(await read()).toMatchObject({ phase_started_at_ms: 4_600_000, written_at_ms: 4_601_700 });
 });

@@ -1,9 +1,13 @@
 /**
  * Phase `check_status` (CFS sessions, every cycle): follows the active sessions; a finished one gets its completion
- * PATCHes (rules/completion.ts), its batch is released and its result counts toward the backoff.
+ * PATCHes (rules/completion.ts) and its result counts toward the backoff; its batch is released once every PATCH is
+ * written. PATCHes start only within a per-cycle budget: one slow endpoint cannot hold collection and sending, and
+ * a write that failed (or had no time) is retried next cycle while its batch stays held (members busy, never lost
+ * and never re-batched before their completion is written).
  */
 import { isCfsError, type CfsSession } from '@cfs-batcher/shared';
 import type { CfsApi, PhaseContext } from '../context';
+import { noteCfsError, type PendingCompletion } from '../state';
 import { logBatch, logCfsError, logComponents, logSessions } from '../log';
 import type { CompletionResult } from '../metrics';
 import { recordCompletions } from '../rules/backoff';
@@ -27,8 +31,24 @@ type PatchItem = { id: string; patch: Parameters<CfsApi['patchComponent']>[1] };
  */
 export async function checkStatus(ctx: PhaseContext, signal?: AbortSignal): Promise<void> {
   logBatch.debug('Checking batch session status');
-  const active = ctx.state.book.all().filter((b) => batchState(b) === 'active');
-  if (active.length === 0) return;
+  const deadline = ctx.clock.now() + ctx.tuning.patchBudgetMs;
+  const results: boolean[] = [];
+  try {
+    await retryCompletions(ctx, deadline, signal);
+    await followAll(ctx, deadline, results, signal);
+  } finally {
+    // Completions already seen count toward backoff even if a later step failed the cycle.
+    recordResults(ctx, results);
+  }
+}
+
+async function followAll(ctx: PhaseContext, deadline: number, results: boolean[], signal?: AbortSignal): Promise<void> {
+  const { completions } = ctx.state;
+  const active = ctx.state.book.all().filter((b) => batchState(b) === 'active' && !completions.has(b.id));
+  if (active.length === 0) {
+    ctx.state.pacing.pendingSessions = 0;
+    return;
+  }
   const listed = new Map<string, CfsSession>();
   const unreadable = new Set<string>();
   const list = async (filter: Parameters<CfsApi['listSessions']>[0]): Promise<void> => {
@@ -39,6 +59,8 @@ export async function checkStatus(ctx: PhaseContext, signal?: AbortSignal): Prom
     }
   };
   await list({ name_contains: SESSION_PREFIX, status: 'pending' });
+  // What the operator has not started yet (pacing, rules/pacing.ts): every batcher session, ours or a predecessor's.
+  ctx.state.pacing.pendingSessions = listed.size;
   await list({ name_contains: SESSION_PREFIX, status: 'running' });
   const unseen = active.filter((b) => !listed.has(b.sessionName!) && !unreadable.has(b.sessionName!));
   if (unseen.length > 0) {
@@ -47,13 +69,7 @@ export async function checkStatus(ctx: PhaseContext, signal?: AbortSignal): Prom
     const minutes = Math.ceil(Math.max(0, now - oldest) / 60_000) + COMPLETE_LIST_MARGIN_MIN;
     await list({ name_contains: SESSION_PREFIX, status: 'complete', max_age: `${minutes}m` });
   }
-  const results: boolean[] = [];
-  try {
-    await followSessions(ctx, active, listed, unreadable, results, signal);
-  } finally {
-    // Completions already released count toward backoff even if a later step failed the cycle.
-    recordResults(ctx, results);
-  }
+  await followSessions(ctx, active, listed, unreadable, results, deadline, signal);
 }
 
 async function followSessions(
@@ -62,6 +78,7 @@ async function followSessions(
   listed: ReadonlyMap<string, CfsSession>,
   unreadable: ReadonlySet<string>,
   results: boolean[],
+  deadline: number,
   signal?: AbortSignal,
 ): Promise<void> {
   const finished: { b: Batch; outcome: 'complete' | 'failed' }[] = [];
@@ -110,10 +127,41 @@ async function followSessions(
   // One ids= read (chunked by the client) for the members of every finished batch, not one per batch.
   const ids = [...new Set(finished.flatMap((f) => [...f.b.members.keys()]))];
   const current = await readComponents(ctx, ids, (id, reason) => `Component ${id} skipped after its session ended: ${reason}`, signal);
-  const patches: PatchItem[] = [];
-  for (const f of finished) patches.push(...completionPatches(f.b, f.outcome, current));
-  await patchAll(ctx, patches, signal);
-  for (const f of finished) finish(f.b, f.outcome === 'complete', f.outcome === 'complete' ? 'succeeded' : 'failed');
+  const pending: PendingCompletion[] = [];
+  for (const f of finished) {
+    const success = f.outcome === 'complete';
+    const result = success ? 'succeeded' : 'failed';
+    results.push(success);
+    ctx.state.cycleCompleted += 1;
+    ctx.metrics.sessionsCompleted.inc({ result });
+    const c: PendingCompletion = { batch: f.b, success, result, patches: completionPatches(f.b, f.outcome, current) };
+    ctx.state.completions.set(f.b.id, c);
+    pending.push(c);
+  }
+  await writeCompletions(ctx, pending, deadline, signal);
+}
+
+/** Completions left from earlier cycles: written first, oldest first, within this cycle's budget. */
+async function retryCompletions(ctx: PhaseContext, deadline: number, signal?: AbortSignal): Promise<void> {
+  const pending = [...ctx.state.completions.values()];
+  if (pending.length === 0) return;
+  logBatch.debug(`Retrying the completion of ${pending.length} sessions`);
+  await writeCompletions(ctx, pending, deadline, signal);
+}
+
+/** Writes what it can before the deadline; a batch is released once all its writes are done. */
+async function writeCompletions(ctx: PhaseContext, pending: PendingCompletion[], deadline: number, signal?: AbortSignal): Promise<void> {
+  const items = pending.flatMap((c) => c.patches.map((p) => ({ ...p, owner: c })));
+  const left = await patchAll(ctx, items, deadline, signal);
+  for (const c of pending) {
+    c.patches = left.filter((i) => i.owner === c).map(({ id, patch }) => ({ id, patch }));
+    if (c.patches.length > 0) continue;
+    ctx.state.completions.delete(c.batch.id);
+    ctx.state.book.release(c.batch);
+  }
+  if (left.length > 0) {
+    logBatch.warn(`${left.length} component updates after session completion could not be written; retrying next cycle`);
+  }
 }
 
 /** The skipped/failed writes for members Ansible did not record (see rules/completion.ts). */
@@ -146,21 +194,34 @@ function completionPatches(b: Batch, result: 'complete' | 'failed', records: Rea
   return patches;
 }
 
-/** PATCHes a few at a time; a failed PATCH is logged and left (the component stays pending and is re-batched). */
-async function patchAll(ctx: PhaseContext, items: PatchItem[], signal?: AbortSignal): Promise<void> {
+/**
+ * PATCHes a few at a time, none started after the deadline; returns the items still to write: failed with CFS
+ * trouble (timeout, unreachable, 5xx, bad answer) or not started. A 404 (component gone) or another 4xx (a retry
+ * cannot fix it) is logged and dropped.
+ */
+async function patchAll<T extends PatchItem>(ctx: PhaseContext, items: T[], deadline: number, signal?: AbortSignal): Promise<T[]> {
   const n = ctx.tuning.patchConcurrency;
+  const left: T[] = [];
   for (let i = 0; i < items.length; i += n) {
+    if (ctx.clock.now() >= deadline) {
+      left.push(...items.slice(i));
+      break;
+    }
     await Promise.all(
-      items.slice(i, i + n).map(async ({ id, patch }) => {
+      items.slice(i, i + n).map(async (item) => {
         try {
-          await ctx.client.patchComponent(id, patch, { signal });
+          await ctx.client.patchComponent(item.id, item.patch, { signal });
         } catch (err) {
           if (!isCfsError(err) || err.kind === 'aborted') throw err;
           logCfsError(logComponents, err);
+          noteCfsError(ctx.state, err, ctx.clock.now());
+          const retry = err.kind !== 'http' || (err.status ?? 500) >= 500;
+          if (retry) left.push(item);
         }
       }),
     );
   }
+  return left;
 }
 
 function recordResults(ctx: PhaseContext, results: readonly boolean[]): void {

@@ -6,23 +6,80 @@ import { isCfsError, withSpan, type SessionCreate } from '@cfs-batcher/shared';
 import type { PhaseContext } from '../context';
 import { logBatch, logCfsError, logSessions } from '../log';
 import { isBackingOff } from '../rules/backoff';
-import { isReadyToSend, sharedTags, type Batch } from '../rules/batch';
+import { noteCreate, pacingGate } from '../rules/pacing';
+import { isReadyToSend, retryDelayMs, sharedTags, type Batch } from '../rules/batch';
 import { certainlyNotCreated, createFailureReason } from '../rules/cfs-errors';
 import { SPAN, sessionSpanAttributes } from '../spans';
 import { msStamp, noteCfsError } from '../state';
 
+/**
+ * The outer loop over ready batches: stops after the send time slice (the rest go next cycle, so no phase is
+ * unbounded by design) or when pacing holds creation (rules/pacing.ts). While CFS is in trouble, batches held by
+ * their retry delay are tried too (see candidates): the batcher keeps trying at least once per check interval (the
+ * sidecar reads that as CFS trouble, not a stalled loop) and resumes within one interval when CFS recovers.
+ */
 export async function send(ctx: PhaseContext, signal?: AbortSignal): Promise<void> {
   const { state, clock } = ctx;
+  const wasPaced = state.pacing.limited;
+  state.pacing.limited = null;
   if (isBackingOff(state.backoff, clock.now())) return;
   logBatch.debug('Sending completed batches');
+  const sliceEnd = clock.now() + ctx.tuning.sendSliceMs;
   let sent = 0;
-  for (const b of state.book.all()) {
-    if (!isReadyToSend(b, state.options.batch_size, state.options.batch_window, clock.now())) continue;
+  for (const { b, probe } of candidates(ctx)) {
+    const now = clock.now();
+    if (now >= sliceEnd) {
+      logBatch.info(`Send time slice of ${ctx.tuning.sendSliceMs} ms used; the remaining batches are sent next cycle`);
+      break;
+    }
+    const limit = pacingGate(state.pacing, state.pacingCaps, now);
+    if (limit !== null) {
+      state.pacing.limited = limit;
+      if (wasPaced?.why !== limit.why) logBatch.info(`Pacing session creation: ${limit.reason}`);
+      break;
+    }
+    // Re-checked: an earlier send may have changed it; a probe (retry delay not yet over) passes.
+    if (!isReadyToSend(b, state.options.batch_size, state.options.batch_window, Math.max(now, b.nextAttemptAt))) continue;
+    const troubleBefore = state.creating.trouble.create;
     const r = await sendBatch(ctx, b, signal);
-    if (r === 'sent') sent += 1;
-    if (r === 'stop') break;
+    if (r === 'sent') {
+      sent += 1;
+      noteCreate(state.pacing, clock.now());
+    }
+    // A probe that met CFS trouble again ends the phase (a 404 lookup, which requeues, is no trouble).
+    const failedAgain = state.creating.trouble.create !== null && state.creating.trouble.create !== troubleBefore;
+    if (r === 'stop' || (probe && failedAgain)) break;
   }
   if (sent > 0) logBatch.info(`Successfully submitted ${sent} batches for configuration`);
+}
+
+/**
+ * Ready batches in book order, then batches held by a retry delay, due first first: while creates are failing, as
+ * probes (the first failure ends the phase: one extra try per cycle, not a flood); once a create has succeeded
+ * again, every batch whose delay was earned before that, so all work resumes within one cycle of CFS recovering.
+ * A probe never comes sooner after a batch's last failure than min(first retry delay, one check interval): an
+ * uncertain create is not looked up earlier than that (a late commit has that long to land, as before).
+ */
+function candidates(ctx: PhaseContext): { b: Batch; probe: boolean }[] {
+  const { state, clock } = ctx;
+  const { batch_size: size, batch_window: window } = state.options;
+  const now = clock.now();
+  const ready = state.book.all().filter((b) => isReadyToSend(b, size, window, now));
+  const probing = state.creating.trouble.create !== null;
+  const recovered = state.creating.recoveredAt;
+  const minAge = Math.min(ctx.tuning.createRetryInitialMs, state.options.batcher_check_interval * 1000);
+  const held = state.book
+    .all()
+    .filter((b) => b.nextAttemptAt > now && b.createFailures > 0 && isReadyToSend(b, size, window, b.nextAttemptAt))
+    .filter((b) => now - failedAt(b, ctx) >= minAge)
+    .filter((b) => probing || (recovered !== null && failedAt(b, ctx) <= recovered))
+    .sort((a, b) => a.nextAttemptAt - b.nextAttemptAt);
+  return [...ready.map((b) => ({ b, probe: false })), ...held.map((b) => ({ b, probe: probing }))];
+}
+
+/** When the batch's last create failed (its retry delay counts from then). */
+function failedAt(b: Batch, ctx: PhaseContext): number {
+  return b.nextAttemptAt - retryDelayMs(b.createFailures, ctx.tuning);
 }
 
 function adopted(ctx: PhaseContext, b: Batch, name: string): void {
