@@ -1,100 +1,82 @@
 /**
- * Phase `send` (CFS sessions, every cycle unless disabled or backing off): creates a session for each ready batch.
- * The batch's transitions (uncertain, retry delay, active, requeued) are the book's (rules/batch-book.ts).
+ * Phase `send` (CFS sessions, every cycle unless disabled): first resolves the uncertain creates (uncertain.ts),
+ * then records the names about to be POSTed in the create-intents file (one write) and creates a session for each
+ * ready batch. The batch's transitions (uncertain, retry delay, active) are the book's (rules/batch-book.ts).
  */
-import { isCfsError, withSpan, type SessionCreate } from '@cfs-batcher/shared';
+import type { SessionCreate } from '@cfs-batcher/shared';
 import type { PhaseContext } from '../context';
-import { logBatch, logCfsError, logSessions } from '../log';
+import { logBatch, logSessions } from '../log';
 import { isBackingOff } from '../rules/backoff';
-import { isReadyToSend, sharedTags, type Batch } from '../rules/batch';
-import { certainlyNotCreated, createFailureReason } from '../rules/cfs-errors';
-import { SPAN, sessionSpanAttributes } from '../spans';
-import { msStamp, noteCfsError } from '../state';
+import { batchState, isReadyToSend, type Batch } from '../rules/batch';
+import type { CreateIntent } from '../rules/create-intents';
+import { adopted, intentOf, postSession, sessionBody } from './creates';
+import { resolveUncertain } from './uncertain';
 
 export async function send(ctx: PhaseContext, signal?: AbortSignal): Promise<void> {
   const { state, clock } = ctx;
-  if (isBackingOff(state.backoff, clock.now())) return;
   logBatch.debug('Sending completed batches');
+  const now = clock.now();
+  const mayCreate = !isBackingOff(state.backoff, now) && now >= ctx.intents.holdUntil;
+  const resolved = await resolveUncertain(ctx, mayCreate, signal);
+  const ready = resolved === 'ok' && mayCreate ? state.book.all().filter((b) => isReadyToSend(b, state.options.batch_size, state.options.batch_window, now)) : [];
+  const planned = ready.map((b) => {
+    const name = ctx.newSessionName();
+    return { b, body: sessionBody(name, b, [...b.members.keys()], b.members.values()) };
+  });
+  // Before any POST: a crash after this line leaves names a restarted instance will hold until they resolve.
+  if (!(await recordIntents(ctx, planned.map((p) => intentOf(p.b, p.body.name, now, p.body))))) return;
   let sent = 0;
-  for (const b of state.book.all()) {
-    if (!isReadyToSend(b, state.options.batch_size, state.options.batch_window, clock.now())) continue;
-    const r = await sendBatch(ctx, b, signal);
+  for (const { b, body } of planned) {
+    const r = await createBatch(ctx, b, body, signal);
     if (r === 'sent') sent += 1;
     if (r === 'stop') break;
   }
   if (sent > 0) logBatch.info(`Successfully submitted ${sent} batches for configuration`);
 }
 
-function adopted(ctx: PhaseContext, b: Batch, name: string): void {
-  const { state } = ctx;
+/** 'sent' | 'failed' (this batch only) | 'stop' (CFS in trouble: send nothing more this cycle). */
+async function createBatch(ctx: PhaseContext, b: Batch, body: SessionCreate, signal?: AbortSignal): Promise<'sent' | 'failed' | 'stop'> {
+  const { book } = ctx.state;
+  const outcome = await postSession(ctx, b, body, signal);
   const now = ctx.clock.now();
-  state.book.markActive(b, name, now);
-  state.sessionsCreatedTotal += 1;
-  state.cycleCreated += 1;
-  state.lastSessionCreatedMs = msStamp(now);
-  ctx.metrics.sessionsCreated.inc();
+  switch (outcome) {
+    case 'created':
+      adopted(ctx, b, body.name);
+      return 'sent';
+    case 'not_created':
+      book.retryLater(b, now);
+      return 'failed';
+    case 'exists':
+      book.markUncertain(b, body.name, now + ctx.tuning.createCommitHorizonMs, true);
+      return 'failed';
+    case 'uncertain':
+      book.markUncertain(b, body.name, now + ctx.tuning.createCommitHorizonMs);
+      return 'stop';
+  }
 }
 
-/** 'sent' | 'failed' (this batch only) | 'stop' (CFS in trouble: send nothing more this cycle). */
-async function sendBatch(ctx: PhaseContext, b: Batch, signal?: AbortSignal): Promise<'sent' | 'failed' | 'stop'> {
-  const { state, clock } = ctx;
-  let name: string | undefined;
-  if (b.uncertainName !== null) {
-    // An earlier POST may have created it: look before creating again, so no duplicate targets these nodes.
-    name = b.uncertainName;
-    try {
-      await ctx.client.getSession(name, { signal });
-      logSessions.info(`Session ${name} exists from an earlier attempt; tracking it`);
-      adopted(ctx, b, name);
-      return 'sent';
-    } catch (err) {
-      if (!isCfsError(err) || err.kind === 'aborted') throw err;
-      if (!err.isNotFound) {
-        logCfsError(logSessions, err);
-        noteCfsError(state, err, clock.now());
-        state.book.retryLater(b, clock.now());
-        return 'stop';
-      }
-      // Confirmed absent. Its members were held busy (not refreshed) while uncertain: let the next collect
-      // refresh, move or drop them before anything is created, so no session goes out with stale members.
-      state.book.requeue(b);
-      return 'failed';
-    }
+/**
+ * One write per phase: every uncertain name plus `fresh` (about to be POSTed); skipped when the file already says
+ * exactly that. False (creates skipped this cycle) when it cannot be written: a create that is not recorded could be
+ * duplicated after a crash, and the heartbeat on the same volume tells the sidecar that something is wrong.
+ */
+async function recordIntents(ctx: PhaseContext, fresh: CreateIntent[]): Promise<boolean> {
+  const now = ctx.clock.now();
+  const intents = ctx.state.book
+    .all()
+    .filter((b) => batchState(b) === 'uncertain')
+    .map((b) => intentOf(b, b.uncertainName!, now))
+    .concat(fresh);
+  if (ctx.intents.holds(intents.map((i) => i.name))) return true;
+  const w = await ctx.intents.write(intents, Date.now());
+  if (w.ok) {
+    if (ctx.intents.lastWriteProblem !== '') logSessions.info(`Create intents are recorded in ${ctx.intents.path} again`);
+    ctx.intents.lastWriteProblem = '';
+    return true;
   }
-  name ??= ctx.newSessionName();
-  const ids = [...b.members.keys()];
-  const tags = sharedTags(b.members.values());
-  const body: SessionCreate = {
-    name,
-    configuration_name: b.configName,
-    configuration_limit: b.configLimit,
-    ansible_limit: ids.join(','),
-    target: { definition: 'dynamic' },
-    ...(tags ? { tags } : {}),
-  };
-  logSessions.debug(`Submitting a session to CFS: ${JSON.stringify(body)}`);
-  const attrs = sessionSpanAttributes({ name, configuration: b.configName, batchSize: ids.length, limit: b.configLimit });
-  try {
-    await withSpan(SPAN.sessionCreate, attrs, () => ctx.client.createSession(body, { signal }));
-    adopted(ctx, b, name);
-    return 'sent';
-  } catch (err) {
-    if (!isCfsError(err) || err.kind === 'aborted') throw err;
-    ctx.metrics.sessionCreateFailures.inc({ reason: createFailureReason(err) });
-    logCfsError(logSessions, err);
-    // Reported in the heartbeat: the sidecar must read a refused create as CFS trouble, not as a stalled loop.
-    noteCfsError(state, err, clock.now());
-    if (err.kind === 'http' && err.status === 409) {
-      // The name exists already (e.g. our own earlier POST): confirm by lookup on the next attempt.
-      state.book.markUncertain(b, name);
-      return 'failed';
-    }
-    if (certainlyNotCreated(err)) {
-      state.book.retryLater(b, clock.now());
-      return err.kind === 'http' ? 'failed' : 'stop';
-    }
-    state.book.markUncertain(b, name);
-    state.book.retryLater(b, clock.now());
-    return 'stop';
+  if (ctx.intents.lastWriteProblem !== w.problem) {
+    logSessions.error(`Unable to record session create intents in ${ctx.intents.path}: ${w.problem}; creating no session until it can be written`);
   }
+  ctx.intents.lastWriteProblem = w.problem;
+  return fresh.length === 0;
 }
