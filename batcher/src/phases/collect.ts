@@ -48,7 +48,7 @@ interface Rejection {
 
 /** A record the client's schema refused (keyed apart from rule rejections of the same id). */
 function schemaRejection(r: InvalidRecord): Rejection {
-  const label = r.id ?? `#${r.index}`;
+  const label = r.id ? r.id : `#${r.index}`;
   return { key: `schema:${label}`, line: `Skipping invalid component record ${label}: ${r.problem}`, reason: r.problem };
 }
 
