@@ -50,8 +50,11 @@ export function adopted(ctx: PhaseContext, b: Batch, name: string, actual?: read
   ctx.metrics.sessionsCreated.inc();
 }
 
+/** A POST's result; `silent`: CFS gave no answer at all (timeout, unreachable), so sending more now is pointless. */
+export type PostResult = 'created' | CreateOutcome | 'silent';
+
 /** POSTs `body` (name = the batch's key in CFS); 'created' or what the failure proves. CFS errors are logged here. */
-export async function postSession(ctx: PhaseContext, b: Batch, body: SessionCreate, signal?: AbortSignal): Promise<'created' | CreateOutcome> {
+export async function postSession(ctx: PhaseContext, b: Batch, body: SessionCreate, signal?: AbortSignal): Promise<PostResult> {
   logSessions.debug(`Submitting a session to CFS: ${JSON.stringify(body)}`);
   const ids = (body.ansible_limit ?? '').split(',');
   const attrs = sessionSpanAttributes({ name: body.name, configuration: b.configName, batchSize: ids.length, limit: b.configLimit });
@@ -68,6 +71,6 @@ export async function postSession(ctx: PhaseContext, b: Batch, body: SessionCrea
     if (outcome !== 'not_created') {
       logSessions.warn(`Session ${body.name} may exist (${err.message}); its ${b.members.size} components stay busy until CFS shows it or the name is retired`);
     }
-    return outcome;
+    return outcome === 'uncertain' && (err.kind === 'timeout' || err.kind === 'unreachable') ? 'silent' : outcome;
   }
 }

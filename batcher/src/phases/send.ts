@@ -12,6 +12,12 @@ import type { CreateIntent } from '../rules/create-intents';
 import { adopted, intentOf, postSession, sessionBody } from './creates';
 import { resolveUncertain } from './uncertain';
 
+/**
+ * Odd answers (lost, 404, 5xx) tolerated per phase before it stops: one odd answer among many good ones should not
+ * stall every other batch for a cycle, and a CFS failing every POST still gets only this many per cycle.
+ */
+const MAX_UNCERTAIN_PER_PHASE = 3;
+
 export async function send(ctx: PhaseContext, signal?: AbortSignal): Promise<void> {
   const { state, clock } = ctx;
   logBatch.debug('Sending completed batches');
@@ -26,16 +32,18 @@ export async function send(ctx: PhaseContext, signal?: AbortSignal): Promise<voi
   // Before any POST: a crash after this line leaves names a restarted instance will hold until they resolve.
   if (!(await recordIntents(ctx, planned.map((p) => intentOf(p.b, p.body.name, now, p.body))))) return;
   let sent = 0;
+  let uncertain = 0;
   for (const { b, body } of planned) {
     const r = await createBatch(ctx, b, body, signal);
     if (r === 'sent') sent += 1;
-    if (r === 'stop') break;
+    if (r === 'uncertain') uncertain += 1;
+    if (r === 'stop' || uncertain >= MAX_UNCERTAIN_PER_PHASE) break;
   }
   if (sent > 0) logBatch.info(`Successfully submitted ${sent} batches for configuration`);
 }
 
-/** 'sent' | 'failed' (this batch only) | 'stop' (CFS in trouble: send nothing more this cycle). */
-async function createBatch(ctx: PhaseContext, b: Batch, body: SessionCreate, signal?: AbortSignal): Promise<'sent' | 'failed' | 'stop'> {
+/** 'sent' | 'failed' (this batch only) | 'uncertain' (an odd answer) | 'stop' (no answer: send nothing more this cycle). */
+async function createBatch(ctx: PhaseContext, b: Batch, body: SessionCreate, signal?: AbortSignal): Promise<'sent' | 'failed' | 'uncertain' | 'stop'> {
   const { book } = ctx.state;
   const outcome = await postSession(ctx, b, body, signal);
   const now = ctx.clock.now();
@@ -50,8 +58,9 @@ async function createBatch(ctx: PhaseContext, b: Batch, body: SessionCreate, sig
       book.markUncertain(b, body.name, now + ctx.tuning.createCommitHorizonMs, true);
       return 'failed';
     case 'uncertain':
+    case 'silent':
       book.markUncertain(b, body.name, now + ctx.tuning.createCommitHorizonMs);
-      return 'stop';
+      return outcome === 'silent' ? 'stop' : 'uncertain';
   }
 }
 

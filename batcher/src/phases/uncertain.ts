@@ -76,7 +76,7 @@ async function resolveOne(ctx: PhaseContext, b: Batch, mayPost: boolean, signal?
   }
   book.markUncertain(b, name, now + ctx.tuning.createCommitHorizonMs);
   book.retryLater(b, now);
-  return 'stop';
+  return outcome === 'silent' ? 'stop' : 'ok';
 }
 
 /** The name can no longer commit: its batch is dropped and its members are free (the next collect files them). */
