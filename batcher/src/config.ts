@@ -37,6 +37,8 @@ export interface Tuning {
    * server-side processing (gunicorn's 30 s worker timeout), with margin.
    */
   createCommitHorizonMs: number;
+  /** New sessions a send phase creates at most (the rest wait a cycle): bounds the phase and its intents file. */
+  sendMaxPerPhase: number;
 }
 
 export interface BatcherConfig {
@@ -59,6 +61,7 @@ export function tuningFromEnv(env: Env): Tuning {
     patchConcurrency: envInt(env, 'BATCHER_PATCH_CONCURRENCY', 8, 1, 256),
     pageSize: envInt(env, 'BATCHER_PAGE_SIZE', 0, 0, 100_000),
     createCommitHorizonMs: envInt(env, 'BATCHER_CREATE_COMMIT_HORIZON_MS', 120_000, 1000, 3_600_000),
+    sendMaxPerPhase: envInt(env, 'BATCHER_SEND_MAX_PER_PHASE', 100, 1, 10_000),
   };
   if (t.cfsWaitMaxMs < t.cfsWaitInitialMs) {
     throw new ConfigError(`BATCHER_CFS_WAIT_MAX_MS=${t.cfsWaitMaxMs} is below BATCHER_CFS_WAIT_INITIAL_MS=${t.cfsWaitInitialMs}`);

@@ -17,8 +17,8 @@ export function intentsPathFor(heartbeatPath: string | undefined): string | unde
 export class CreateIntentStore {
   /** Creates are held back until this clock time (set when the file could not be read at start). */
   holdUntil = 0;
-  /** Names in the file as last written. */
-  private recorded = new Set<string>();
+  /** The intents in the file as last written or read (serialized, to compare a new plan with). */
+  private recorded = '[]';
   /** Why the last write failed ('' after a success): an ERROR is logged once per distinct reason. */
   lastWriteProblem = '';
 
@@ -35,24 +35,19 @@ export class CreateIntentStore {
       return { ok: false, problem: `cannot read it (${errorMessage(err)})` };
     }
     const parsed = parseIntents(text);
-    if (parsed.ok) this.recorded = new Set(parsed.intents.map((i) => i.name));
+    if (parsed.ok) this.recorded = JSON.stringify(parsed.intents);
     return parsed;
   }
 
-  /** Does the file list exactly these names already? */
-  holds(names: Iterable<string>): boolean {
-    let n = 0;
-    for (const name of names) {
-      if (!this.recorded.has(name)) return false;
-      n++;
-    }
-    return n === this.recorded.size;
+  /** Does the file say exactly this already? */
+  holds(intents: readonly CreateIntent[]): boolean {
+    return JSON.stringify(intents) === this.recorded;
   }
 
   /** Replaces the file (temp + fsync + rename); true when durable. A failure leaves the old file in place. */
   async write(intents: readonly CreateIntent[], nowMs: number): Promise<{ ok: true } | { ok: false; problem: string }> {
     if (this.path === undefined) {
-      this.recorded = new Set(intents.map((i) => i.name));
+      this.recorded = JSON.stringify(intents);
       return { ok: true };
     }
     const tmp = path.join(path.dirname(this.path), `.${path.basename(this.path)}.${process.pid}.tmp`);
@@ -69,7 +64,7 @@ export class CreateIntentStore {
       await fs.rm(tmp, { force: true }).catch(() => undefined);
       return { ok: false, problem: errorMessage(err) };
     }
-    this.recorded = new Set(intents.map((i) => i.name));
+    this.recorded = JSON.stringify(intents);
     return { ok: true };
   }
 }

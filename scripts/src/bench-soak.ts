@@ -20,6 +20,8 @@ export interface SoakOptions {
   maxStartsPerSecond: number;
   timeoutMs: number;
   sidecar: boolean;
+  /** Chance that a POST is held in flight and the batcher SIGKILLed (after the other faults did not fire). */
+  killProbability: number;
   log: (m: string) => void;
 }
 
@@ -49,20 +51,20 @@ interface Hist {
 }
 
 /** The POST faults, in the order they are tried; their `times` add up to the ambiguous-create budget. */
-function postFaults(total: number): { label: string; rule: Record<string, unknown> }[] {
+function postFaults(total: number, o: { killProbability: number }): { label: string; rule: Record<string, unknown> }[] {
   const share = (f: number) => Math.max(1, Math.round(total * f));
   const post = (label: string, p: number, times: number, action: Record<string, unknown>, phase = 'after', seed = 1) => ({
     label,
     rule: { match: 'POST /v3/sessions', phase, action, scope: { probability: p, times, seed } },
   });
   return [
-    post('lost:reset', 0.25, share(0.35), { type: 'reset' }, 'after', 11),
-    post('lost:404-problem', 0.15, share(0.15), { type: 'status', status: 404, title: 'Not Found' }, 'after', 12),
-    post('lost:404-empty', 0.1, share(0.1), { type: 'status', status: 404, body: 'empty' }, 'after', 13),
-    post('lost:502', 0.1, share(0.1), { type: 'status', status: 502 }, 'after', 14),
-    post('odd-201', 0.1, share(0.1), { type: 'status', status: 201, body: {} }, 'after', 15),
-    post('late-commit:reset', 0.12, share(0.16), { type: 'late-commit', ms: 7000, client: 'reset' }, 'before', 16),
-    post('late-commit:kill', 0.06, share(0.04), { type: 'late-commit', ms: 7000, client: 'hang' }, 'before', 17),
+    post('lost:reset', 0.15, share(0.35), { type: 'reset' }, 'after', 11),
+    post('lost:404-problem', 0.08, share(0.15), { type: 'status', status: 404, title: 'Not Found' }, 'after', 12),
+    post('lost:404-empty', 0.06, share(0.1), { type: 'status', status: 404, body: 'empty' }, 'after', 13),
+    post('lost:502', 0.06, share(0.1), { type: 'status', status: 502 }, 'after', 14),
+    post('odd-201', 0.06, share(0.1), { type: 'status', status: 201, body: {} }, 'after', 15),
+    post('late-commit:reset', 0.08, share(0.16), { type: 'late-commit', ms: 7000, client: 'reset' }, 'before', 16),
+    post('late-commit:kill', o.killProbability, share(0.04), { type: 'late-commit', ms: 7000, client: 'hang' }, 'before', 17),
   ];
 }
 
@@ -84,7 +86,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakRun> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'cfsb-soak-'));
   const scenario = path.join(dir, 'scenario.json');
   const hbFile = path.join(dir, 'hb', 'heartbeat.json');
-  const faults = postFaults(o.ambiguous);
+  const faults = postFaults(o.ambiguous, o);
   writeFileSync(
     scenario,
     JSON.stringify({

@@ -116,7 +116,7 @@ async function main(): Promise<void> {
     const { components, ambiguous } = args.soak;
     log(`soak: ${ambiguous} ambiguous creates over ${components} components, slow operator, SIGKILLs in flight`);
     try {
-      soak = await runSoak({ components, ambiguous, batchSize: 10, maxStartsPerSecond: 20, timeoutMs: 20 * 60_000, sidecar: true, log });
+      soak = await runSoak({ components, ambiguous, batchSize: 5, maxStartsPerSecond: 20, timeoutMs: 20 * 60_000, sidecar: true, killProbability: 0.04, log });
       log(`  ${JSON.stringify(soak)}`);
       if (!soak.finished || soak.overlaps > 0 || soak.notConfigured > 0) errors.push(`soak: ${JSON.stringify(soak)}`);
     } catch (err) {

@@ -14,6 +14,7 @@ it('an empty environment gives the documented defaults', () => {
     patchConcurrency: 8,
     pageSize: 0,
     createCommitHorizonMs: 120_000,
+    sendMaxPerPhase: 100,
   });
   expect(DEFAULT_TUNING).toEqual(c.tuning);
 });

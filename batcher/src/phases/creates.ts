@@ -71,6 +71,7 @@ export async function postSession(ctx: PhaseContext, b: Batch, body: SessionCrea
     if (outcome !== 'not_created') {
       logSessions.warn(`Session ${body.name} may exist (${err.message}); its ${b.members.size} components stay busy until CFS shows it or the name is retired`);
     }
-    return outcome === 'uncertain' && (err.kind === 'timeout' || err.kind === 'unreachable') ? 'silent' : outcome;
+    // A reset is an answer of sorts (the server closed on us); only a timeout means CFS said nothing at all.
+    return outcome === 'uncertain' && err.kind === 'timeout' ? 'silent' : outcome;
   }
 }

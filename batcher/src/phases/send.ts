@@ -13,8 +13,8 @@ import { adopted, intentOf, postSession, sessionBody } from './creates';
 import { resolveUncertain } from './uncertain';
 
 /**
- * Odd answers (lost, 404, 5xx) tolerated per phase before it stops: one odd answer among many good ones should not
- * stall every other batch for a cycle, and a CFS failing every POST still gets only this many per cycle.
+ * Odd answers (lost, 404, 5xx) a phase takes before it stops, once they outnumber the good ones: an odd answer among
+ * many good ones does not stall every other batch for a cycle, and a CFS failing every POST gets 3 per cycle.
  */
 const MAX_UNCERTAIN_PER_PHASE = 3;
 
@@ -25,19 +25,23 @@ export async function send(ctx: PhaseContext, signal?: AbortSignal): Promise<voi
   const mayCreate = !isBackingOff(state.backoff, now) && now >= ctx.intents.holdUntil;
   const resolved = await resolveUncertain(ctx, mayCreate, signal);
   const ready = resolved === 'ok' && mayCreate ? state.book.all().filter((b) => isReadyToSend(b, state.options.batch_size, state.options.batch_window, now)) : [];
-  const planned = ready.map((b) => {
-    const name = ctx.newSessionName();
-    return { b, body: sessionBody(name, b, [...b.members.keys()], b.members.values()) };
+  const planned = ready.slice(0, ctx.tuning.sendMaxPerPhase).map((b) => {
+    // A batch keeps its name from attempt to attempt, so an unchanged plan does not rewrite the intents file.
+    if (b.plannedName === null) {
+      b.plannedName = ctx.newSessionName();
+      b.plannedAt = now;
+    }
+    return { b, body: sessionBody(b.plannedName, b, [...b.members.keys()], b.members.values()) };
   });
   // Before any POST: a crash after this line leaves names a restarted instance will hold until they resolve.
-  if (!(await recordIntents(ctx, planned.map((p) => intentOf(p.b, p.body.name, now, p.body))))) return;
+  if (!(await recordIntents(ctx, planned.map((p) => intentOf(p.b, p.body.name, p.b.plannedAt, p.body))))) return;
   let sent = 0;
   let uncertain = 0;
   for (const { b, body } of planned) {
     const r = await createBatch(ctx, b, body, signal);
     if (r === 'sent') sent += 1;
     if (r === 'uncertain') uncertain += 1;
-    if (r === 'stop' || uncertain >= MAX_UNCERTAIN_PER_PHASE) break;
+    if (r === 'stop' || (uncertain >= MAX_UNCERTAIN_PER_PHASE && uncertain > sent)) break;
   }
   if (sent > 0) logBatch.info(`Successfully submitted ${sent} batches for configuration`);
 }
@@ -70,13 +74,12 @@ async function createBatch(ctx: PhaseContext, b: Batch, body: SessionCreate, sig
  * duplicated after a crash, and the heartbeat on the same volume tells the sidecar that something is wrong.
  */
 async function recordIntents(ctx: PhaseContext, fresh: CreateIntent[]): Promise<boolean> {
-  const now = ctx.clock.now();
   const intents = ctx.state.book
     .all()
     .filter((b) => batchState(b) === 'uncertain')
-    .map((b) => intentOf(b, b.uncertainName!, now))
+    .map((b) => intentOf(b, b.uncertainName!, b.plannedAt))
     .concat(fresh);
-  if (ctx.intents.holds(intents.map((i) => i.name))) return true;
+  if (ctx.intents.holds(intents)) return true;
   const w = await ctx.intents.write(intents, Date.now());
   if (w.ok) {
     if (ctx.intents.lastWriteProblem !== '') logSessions.info(`Create intents are recorded in ${ctx.intents.path} again`);

@@ -131,6 +131,7 @@ export class BatchBook {
    */
   addUncertain(name: string, key: string, configName: string, configLimit: string, ids: readonly string[], horizonAt: number, now: number): Batch {
     const b = this.newBatch(key, configName, configLimit, now, true);
+    b.plannedAt = now;
     this.markUncertain(b, name, horizonAt);
     for (const id of ids) {
       b.members.set(id, null);
@@ -204,6 +205,8 @@ export class BatchBook {
       horizonAt: 0,
       knownToExist: false,
       refreshed: new Map(),
+      plannedName: null,
+      plannedAt: 0,
       createFailures: 0,
       nextAttemptAt: 0,
       rebuilt,

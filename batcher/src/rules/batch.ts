@@ -26,6 +26,9 @@ export interface Batch {
   knownToExist: boolean;
   /** Uncertain: members seen pending, enabled and of the same key by this cycle's collect (may be re-POSTed). */
   readonly refreshed: Map<string, BatchComponent>;
+  /** The name this batch is (to be) created under, kept across attempts; with when it was first recorded. */
+  plannedName: string | null;
+  plannedAt: number;
   createFailures: number;
   /** Earliest time (ms) of the next create attempt, after failures. */
   nextAttemptAt: number;
