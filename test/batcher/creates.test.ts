@@ -3,7 +3,7 @@
  * test tries to get a component into two sessions (the operator is paused: every session stays active, so any
  * second session for a member is an overlap in the simulator's history).
  */
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { CfsSession } from '@cfs-batcher/shared';
 import { CreateIntentStore, createBatcher, type Batcher, type CfsApi } from '@cfs-batcher/batcher';
@@ -167,5 +167,18 @@ describe('case 2: late commit after the batcher died', () => {
     expect(logs.lines.some((l) => l.level === 'ERROR' && l.message.includes(intentsFile) && /not JSON/.test(l.message))).toBe(true);
     await cycles(b, 3, 10_000);
     expect(sessions(h.sim)).toHaveLength(1);
+  });
+
+  it('an intents file that cannot be written: ERROR once, nothing POSTed until it can (a create not recorded could be duplicated)', async () => {
+    h = await startHarness({ seed: seed(['x1']) });
+    const dir = path.join(tmp.dir, 'not-yet');
+    const b = batcher(h.client, new CreateIntentStore(path.join(dir, 'create-intents.json')));
+    await cycles(b, 4);
+    expect(count(h.sim, 'POST /v3/sessions')).toBe(0);
+    expect(logs.lines.filter((l) => l.level === 'ERROR' && /Unable to record session create intents/.test(l.message))).toHaveLength(1);
+    mkdirSync(dir);
+    await cycles(b, 1);
+    expect(sessions(h.sim)).toHaveLength(1);
+    expect(logs.has(/Create intents are recorded in .* again/, 'INFO')).toBe(true);
   });
 });
