@@ -61,9 +61,9 @@ function postFaults(total: number, o: { killProbability: number }): { label: str
     post('lost:reset', 0.15, share(0.35), { type: 'reset' }, 'after', 11),
     post('lost:404-problem', 0.08, share(0.15), { type: 'status', status: 404, title: 'Not Found' }, 'after', 12),
     post('lost:404-empty', 0.06, share(0.1), { type: 'status', status: 404, body: 'empty' }, 'after', 13),
-    post('lost:502', 0.06, share(0.1), { type: 'status', status: 502 }, 'after', 14),
+    post('lost:502', 0.07, share(0.1), { type: 'status', status: 502 }, 'after', 14),
     post('odd-201', 0.06, share(0.1), { type: 'status', status: 201, body: {} }, 'after', 15),
-    post('late-commit:reset', 0.08, share(0.16), { type: 'late-commit', ms: 7000, client: 'reset' }, 'before', 16),
+    post('late-commit:reset', 0.1, share(0.16), { type: 'late-commit', ms: 7000, client: 'reset' }, 'before', 16),
     post('late-commit:kill', o.killProbability, share(0.04), { type: 'late-commit', ms: 7000, client: 'hang' }, 'before', 17),
   ];
 }
@@ -99,9 +99,19 @@ export async function runSoak(o: SoakOptions): Promise<SoakRun> {
       ],
     }),
   );
-  const { child: sim, origin } = await startSim(scenario);
+  const cleanup = () => rmSync(dir, { recursive: true, force: true });
+  const { child: sim, origin } = await startSim(scenario).catch((err: unknown) => {
+    cleanup();
+    throw err;
+  });
   const faultList = async () => ((await httpJson('GET', `${origin}/__sim/faults`)).json as { faults: { id: string; fired: number }[] }).faults;
-  const ruleIds = (await faultList()).map((r) => r.id);
+  const ruleIds = await faultList()
+    .then((l) => l.map((r) => r.id))
+    .catch(async (err: unknown) => {
+      await sim.stop();
+      cleanup();
+      throw err;
+    });
   const fired = new Map<string, number>();
   const env = { CFS_API_URL: `${origin}/v3`, HEARTBEAT_PATH: hbFile, METRICS_PORT: '0', STARTING_CFS_LOG_LEVEL: 'WARNING', CFS_REQUEST_TIMEOUT_MS: '3000' };
   mkdirSync(path.dirname(hbFile), { recursive: true });
@@ -188,6 +198,6 @@ export async function runSoak(o: SoakOptions): Promise<SoakRun> {
     await batcher.stop();
     await sidecar?.stop();
     await sim.stop();
-    rmSync(dir, { recursive: true, force: true });
+    cleanup();
   }
 }
