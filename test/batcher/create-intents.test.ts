@@ -1,6 +1,6 @@
 /** rules/create-intents.ts: what a failed POST proves, a session's actual members, the intents file format. */
 import { CfsError } from '@cfs-batcher/shared';
-import { createOutcome, parseIntents, serializeIntents, sessionMembers, type CreateIntent } from '@cfs-batcher/batcher';
+import { createOutcome, parseIntents, serializeIntents, sessionMembers, uncertainCreating, type CreateIntent } from '@cfs-batcher/batcher';
 
 const http = (status: number) => new CfsError('http', `HTTP ${status}`, 'POST', 'u', '/v3/sessions', status);
 
@@ -59,5 +59,13 @@ describe('intents file', () => {
     const r = parseIntents(text);
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.problem).toMatch(why);
+  });
+});
+
+describe('uncertainCreating (for the heartbeat)', () => {
+  it('uncertain while creates are held back or outcomes are unknown, else null', () => {
+    expect(uncertainCreating(0, 100, 50)?.reason).toMatch(/unreadable/);
+    expect(uncertainCreating(2, 0, 50)).toEqual({ state: 'uncertain', reason: '2 session creates with unknown outcome; their components stay busy' });
+    expect(uncertainCreating(0, 100, 100)).toBeNull();
   });
 });

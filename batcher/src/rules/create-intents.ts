@@ -36,6 +36,16 @@ export function sessionMembers(s: Pick<CfsSession, 'ansible'>): string[] | null 
   return ids.length > 0 ? ids : null;
 }
 
+/**
+ * For the heartbeat's `creating` field (written by the loop): 'uncertain' while a create's outcome is unknown or
+ * creates are held back after an unreadable intents file; null otherwise (the loop says why else it is not creating).
+ */
+export function uncertainCreating(uncertainBatches: number, heldUntil: number, now: number): { state: 'uncertain'; reason: string } | null {
+  if (now < heldUntil) return { state: 'uncertain', reason: 'create intents of the previous instance are unreadable; holding creates back' };
+  if (uncertainBatches > 0) return { state: 'uncertain', reason: `${uncertainBatches} session creates with unknown outcome; their components stay busy` };
+  return null;
+}
+
 export interface CreateIntent {
   name: string;
   /** When it was recorded (epoch ms; informational: a restored intent gets a whole horizon from the restart). */
