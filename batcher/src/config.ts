@@ -41,6 +41,14 @@ export interface Tuning {
   patchConcurrency: number;
   /** Page size of the pending-components list; 0 = the server's default_page_size. */
   pageSize: number;
+  /**
+   * How long a POST whose answer was lost may still commit in CFS: its name is watched (members held) this long
+   * before it is retired. Default 120 s > a POST's worst client life (retry budget 30 s + one 10 s attempt) plus
+   * server-side processing (gunicorn's 30 s worker timeout), with margin.
+   */
+  createCommitHorizonMs: number;
+  /** New sessions a send phase creates at most (the rest wait a cycle): bounds the phase and its intents file. */
+  sendMaxPerPhase: number;
 }
 
 export interface BatcherConfig {
@@ -74,6 +82,8 @@ export function tuningFromEnv(env: Env): Tuning {
     createRetryMaxMs: envInt(env, 'BATCHER_CREATE_RETRY_MAX_MS', 15 * 60_000, 1, 86_400_000),
     patchConcurrency: envInt(env, 'BATCHER_PATCH_CONCURRENCY', 8, 1, 256),
     pageSize: envInt(env, 'BATCHER_PAGE_SIZE', 0, 0, 100_000),
+    createCommitHorizonMs: envInt(env, 'BATCHER_CREATE_COMMIT_HORIZON_MS', 120_000, 1000, 3_600_000),
+    sendMaxPerPhase: envInt(env, 'BATCHER_SEND_MAX_PER_PHASE', 100, 1, 10_000),
   };
   if (t.cfsWaitMaxMs < t.cfsWaitInitialMs) {
     throw new ConfigError(`BATCHER_CFS_WAIT_MAX_MS=${t.cfsWaitMaxMs} is below BATCHER_CFS_WAIT_INITIAL_MS=${t.cfsWaitInitialMs}`);

@@ -5,6 +5,7 @@
 import type { CfsClient, Phase } from '@cfs-batcher/shared';
 import type { Clock } from './clock';
 import type { Tuning } from './config';
+import type { CreateIntentStore } from './create-intents';
 import type { BatcherMetrics } from './metrics';
 import type { BatcherState } from './state';
 
@@ -33,6 +34,8 @@ export interface PhaseContext {
   readonly tuning: Readonly<Tuning>;
   readonly clock: Clock;
   readonly newSessionName: () => string;
+  /** The create-intents file on the heartbeat volume (send records, rebuild restores). */
+  readonly intents: CreateIntentStore;
 }
 
 export type PhaseFn = (ctx: PhaseContext, signal?: AbortSignal) => Promise<void>;

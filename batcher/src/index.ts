@@ -10,6 +10,8 @@ export * from './spans';
 export * from './log';
 export * from './metrics';
 export * from './heartbeat-writer';
+export * from './create-intents';
+export * from './rules/create-intents';
 export * from './phases';
 export * from './rules/options';
 export * from './rules/component';

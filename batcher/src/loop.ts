@@ -13,6 +13,7 @@ import { monotonicClock, wallNow, wallOffset } from './clock';
 import { DEFAULT_TUNING, type Tuning } from './config';
 import { trackAttempts } from './creating';
 import { realSleep, type CfsApi, type Clock, type PhaseContext, type PhaseStep, type Phases, type Sleep } from './context';
+import { CreateIntentStore, intentsPathFor } from './create-intents';
 import { HeartbeatWriter } from './heartbeat-writer';
 import { logBatch, logCfsError, logComponents, logMain, logOptions, logSessions } from './log';
 import { createMetrics, type BatcherMetrics } from './metrics';
@@ -38,6 +39,8 @@ export interface BatcherDeps {
   newSessionName?: () => string;
   tuning?: Partial<Tuning>;
   phases?: Phases;
+  /** The create-intents file (default: beside `heartbeatPath`, or memory only without one). */
+  intents?: CreateIntentStore;
 }
 
 export interface CycleResult {
@@ -97,6 +100,7 @@ export function createBatcher(deps: BatcherDeps): Batcher {
     tuning,
     clock,
     newSessionName: deps.newSessionName ?? (() => `${SESSION_PREFIX}${randomUUID()}`),
+    intents: deps.intents ?? new CreateIntentStore(intentsPathFor(deps.heartbeatPath)),
   };
 
   async function runPhase(step: PhaseStep, signal?: AbortSignal): Promise<void> {

@@ -12,6 +12,7 @@ import { CfsClient, errorMessage, setLogLevel, startFailure } from '@cfs-batcher
 import { monotonicClock } from './clock';
 import { loadConfig } from './config';
 import { noteCfsAnswer } from './creating';
+import { CreateIntentStore, intentsPathFor } from './create-intents';
 import type { Phases } from './context';
 import { logMain as log } from './log';
 import { createBatcher, stateHeartbeat } from './loop';
@@ -73,7 +74,8 @@ async function main(opts: StartOptions): Promise<void> {
   // A port already in use rejects with node's listen error: one EADDRINUSE line naming the port, exit 1.
   const server: Server | undefined = config.metricsPort > 0 ? await serveMetrics(metrics.registry, config.metricsPort) : undefined;
   const phases = opts.wrapPhases ? opts.wrapPhases(PHASES) : PHASES;
-  const batcher = createBatcher({ client, state, heartbeat, metrics, clock, tuning: config.tuning, phases });
+  const intents = new CreateIntentStore(intentsPathFor(config.heartbeatPath));
+  const batcher = createBatcher({ client, state, heartbeat, metrics, clock, tuning: config.tuning, phases, intents });
   const ac = new AbortController();
   const stop = (signal: string): void => {
     if (ac.signal.aborted) return;

@@ -10,7 +10,7 @@ import { backoffUntil, initialBackoff, isBackingOff, type BackoffState } from '.
 import type { RetryPolicy } from './rules/batch';
 import { BatchBook } from './rules/batch-book';
 import { InternPool } from './rules/intern';
-import { DEFAULT_OPTIONS, type BatcherOptions } from './rules/options';
+import { DEFAULT_OPTIONS, newOptionsMemory, type BatcherOptions, type OptionsMemory } from './rules/options';
 import { initialPacing, type PacingCaps, type PacingState } from './rules/pacing';
 import type { Batch } from './rules/batch';
 
@@ -49,6 +49,8 @@ export interface BatcherState {
   lastCycle: LastCycle | null;
   cfsLastSuccess: number | null;
   cfsLastError: CfsLastError | null;
+  /** What earlier options answers held (decides which missing options may be written back). */
+  optionsMemory: OptionsMemory;
   /** Option problems already warned about (each is warned once until it goes away). */
   optionProblems: Set<string>;
   /** Component id -> rejection reason from the last collect (warned once per id and reason). */
@@ -83,6 +85,7 @@ export function newState(retry?: RetryPolicy & Partial<PacingCaps>): BatcherStat
     lastCycle: null,
     cfsLastSuccess: null,
     cfsLastError: null,
+    optionsMemory: newOptionsMemory(),
     optionProblems: new Set(),
     rejectedComponents: new Map(),
     cycleCreated: 0,

@@ -3,8 +3,9 @@
  * sidecar /livez latency at 200 requests/s, and hang/crash detection with the manifest's probes. Several runs,
  * medians. Prints a table and writes bench-results/<date>.json and .md. Not part of `npm test`.
  *
- * Options: --runs N (default 3), --sizes 1000,10000,50000, --livez-seconds S (10), --only cycle|livez|detect,
- * --quick (one run, 1k only, 3 s of /livez).
+ * Options: --runs N (default 3), --sizes 1000,10000,50000, --livez-seconds S (10), --only cycle|livez|detect|soak,
+ * --soak N,A (components, ambiguous creates; default 12000,1000), --quick (one run, 1k only, 3 s of /livez, a
+ * 600,60 soak). The soak (bench-soak.ts) runs once, whatever --runs says.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -13,6 +14,7 @@ import { runCycleBench, type CycleRun } from './bench-cycle';
 import { runDetect, type DetectRun } from './bench-detect';
 import { runLivezBench, type LivezRun } from './bench-livez';
 import { ROOT } from './bench-procs';
+import { runSoak, type SoakRun } from './bench-soak';
 import { fmt, markdownTable, median, type Row } from './bench-stats';
 import { loadPodSpec } from './pod-spec';
 
@@ -21,10 +23,11 @@ interface Args {
   sizes: number[];
   livezSeconds: number;
   only: Set<string>;
+  soak: { components: number; ambiguous: number };
 }
 
 export function parseBenchArgs(argv: readonly string[]): Args {
-  const a: Args = { runs: 3, sizes: [1000, 10_000, 50_000], livezSeconds: 10, only: new Set(['cycle', 'livez', 'detect']) };
+  const a: Args = { runs: 3, sizes: [1000, 10_000, 50_000], livezSeconds: 10, only: new Set(['cycle', 'livez', 'detect', 'soak']), soak: { components: 12_000, ambiguous: 1000 } };
   for (let i = 0; i < argv.length; i++) {
     const f = argv[i];
     const v = (): string => {
@@ -36,10 +39,15 @@ export function parseBenchArgs(argv: readonly string[]): Args {
     else if (f === '--sizes') a.sizes = v().split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0);
     else if (f === '--livez-seconds') a.livezSeconds = Math.max(1, Number(v()));
     else if (f === '--only') a.only = new Set(v().split(','));
+    else if (f === '--soak') {
+      const [components, ambiguous] = v().split(',').map(Number);
+      a.soak = { components: components ?? 12_000, ambiguous: ambiguous ?? 1000 };
+    }
     else if (f === '--quick') {
       a.runs = 1;
       a.sizes = [1000];
       a.livezSeconds = 3;
+      a.soak = { components: 600, ambiguous: 60 };
     } else throw new Error(`unknown option ${f}`);
   }
   return a;
@@ -61,6 +69,7 @@ async function main(): Promise<void> {
   const livez: LivezRun[] = [];
   const detect: DetectRun[] = [];
   const errors: string[] = [];
+  let soak: SoakRun | null = null;
 
   if (args.only.has('cycle')) {
     for (const n of args.sizes) {
@@ -103,6 +112,18 @@ async function main(): Promise<void> {
     }
   }
 
+  if (args.only.has('soak')) {
+    const { components, ambiguous } = args.soak;
+    log(`soak: ${ambiguous} ambiguous creates over ${components} components, slow operator, SIGKILLs in flight`);
+    try {
+      soak = await runSoak({ components, ambiguous, batchSize: 5, maxStartsPerSecond: 20, timeoutMs: 20 * 60_000, sidecar: true, killProbability: 0.04, log });
+      log(`  ${JSON.stringify(soak)}`);
+      if (!soak.finished || soak.overlaps > 0 || soak.notConfigured > 0) errors.push(`soak: ${JSON.stringify(soak)}`);
+    } catch (err) {
+      errors.push(`soak: ${(err as Error).message}`);
+    }
+  }
+
   const rows: Row[] = [];
   for (const n of Object.keys(cycle).map(Number)) {
     const runs = cycle[n]!;
@@ -130,12 +151,19 @@ async function main(): Promise<void> {
     }
   }
 
+  if (soak) {
+    const k = `soak ${soak.components / 1000}k, ${soak.ambiguousInjected} ambiguous creates, ${soak.kills} SIGKILLs`;
+    rows.push({ metric: `${k}: overlaps / not configured`, value: `${soak.overlaps} / ${soak.notConfigured}`, runs: `${soak.sessions} sessions, ${soak.seconds.toFixed(0)} s` });
+    rows.push({ metric: `${k}: pending-timeout deletions / pending peak`, value: `${soak.pendingTimeoutDeletions} / ${soak.pendingPeak}`, runs: '1' });
+    rows.push({ metric: `${k}: /livez failures`, value: soak.livezFailures === null ? 'no sidecar' : String(soak.livezFailures), runs: JSON.stringify(soak.livezReasons) });
+  }
+
   const table = markdownTable(rows);
   const stamp = started.toISOString().replace(/[:]/g, '-').replace(/\..*$/, '');
   const outDir = path.join(ROOT, 'bench-results');
   mkdirSync(outDir, { recursive: true });
   const meta = { started: started.toISOString(), node: process.version, cpus: os.cpus().length, runs: args.runs, batcherNodeOptions: nodeOptions };
-  writeFileSync(path.join(outDir, `${stamp}.json`), JSON.stringify({ meta, cycle, livez, detect, errors }, null, 2));
+  writeFileSync(path.join(outDir, `${stamp}.json`), JSON.stringify({ meta, cycle, livez, detect, soak, errors }, null, 2));
   const md = `# Benchmarks ${started.toISOString()}\n\nNode ${process.version}, ${meta.cpus} CPUs, ${args.runs} run(s) each, batcher NODE_OPTIONS=${nodeOptions}.\n\n${table}\n${errors.length ? `\nErrors:\n${errors.map((e) => `- ${e}`).join('\n')}\n` : ''}`;
   writeFileSync(path.join(outDir, `${stamp}.md`), md);
   log(`\n${table}\n\nwritten: bench-results/${stamp}.json and .md`);

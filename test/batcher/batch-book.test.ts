@@ -1,6 +1,7 @@
 /**
  * The batch state machine (rules/batch-book.ts) under random sequences of the transitions the phases make:
- * collect (add, prune), rebuild (addRebuilt), send (markUncertain, retryLater, markActive, requeue) and
+ * collect (beginCollect, add, prune), rebuild (addRebuilt, then addUncertain for restored create intents), send
+ * (markUncertain, retryLater, markActive, adopt with the session's actual members, release of a retired name) and
  * check_status (release). Each transition is only issued from a state its caller issues it from; in particular
  * rebuild runs once, on an empty book, before the first collect.
  */
@@ -19,11 +20,13 @@ function comp(id: string, cfg: string): BatchComponent {
 type Cmd =
   | { op: 'add'; id: number; cfg: string }
   | { op: 'prune'; keep: number[] }
+  | { op: 'collect' }
   | { op: 'batch'; pick: number; choice: number };
 
 const arbCmd: fc.Arbitrary<Cmd> = fc.oneof(
   { weight: 4, arbitrary: fc.record({ op: fc.constant('add' as const), id: fc.nat(30), cfg: fc.constantFrom('c1', 'c2') }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('prune' as const), keep: fc.array(fc.nat(30), { maxLength: 30 }) }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('collect' as const) }) },
   { weight: 4, arbitrary: fc.record({ op: fc.constant('batch' as const), pick: fc.nat(), choice: fc.nat(2) }) },
 );
 
@@ -43,6 +46,10 @@ function apply(book: BatchBook, cmd: Cmd, now: number, size: number, names: { n:
     case 'prune':
       book.prune(new Set(cmd.keep.map((i) => `x${i}`)));
       return;
+    case 'collect':
+      book.beginCollect();
+      for (const b of book.all()) expect(b.refreshed.size).toBe(0);
+      return;
     case 'batch': {
       const all = book.all();
       if (all.length === 0) return;
@@ -52,12 +59,22 @@ function apply(book: BatchBook, cmd: Cmd, now: number, size: number, names: { n:
         book.release(b);
         expect(book.all()).not.toContain(b);
       } else if (cmd.choice === 0) {
-        book.markActive(b, b.uncertainName ?? `batcher-s${names.n++}`, now);
+        // Adopted: after an uncertain create, with the session's actual members (a part of those held).
+        const before = [...b.members.keys()].filter((id) => book.ownerOf(id) === b);
+        const actual = state === 'uncertain' ? [...b.members.keys()].filter((_, i) => i % 2 === 0) : undefined;
+        book.adopt(b, b.uncertainName ?? `batcher-s${names.n++}`, now, actual);
         expect([batchState(b), b.createFailures, b.nextAttemptAt]).toEqual(['active', 0, 0]);
+        if (actual) for (const id of b.members.keys()) expect(actual).toContain(id);
+        for (const id of before) if (!actual || actual.includes(id)) expect(book.ownerOf(id)).toBe(b);
+        for (const id of before) if (actual && !actual.includes(id)) expect(book.ownerOf(id)).not.toBe(b);
       } else if (cmd.choice === 1) {
-        if (state === 'queued') book.markUncertain(b, `batcher-s${names.n++}`);
-        else book.requeue(b);
-        book.retryLater(b, now);
+        if (state === 'queued') {
+          book.markUncertain(b, `batcher-s${names.n++}`, now + 120_000);
+          book.retryLater(b, now);
+        } else {
+          book.release(b); // a retired name: its members are free
+          expect(book.all()).not.toContain(b);
+        }
       } else {
         book.retryLater(b, now);
       }
@@ -87,11 +104,13 @@ function checkInvariants(book: BatchBook): void {
 describe('batch book transitions (property)', () => {
   it('a component is never owned by two batches; a batch is in exactly one state; queued members are owned', () => {
     fc.assert(
-      fc.property(arbRebuilt, fc.array(arbCmd, { maxLength: 80 }), fc.integer({ min: 1, max: 5 }), (rebuilt, cmds, size) => {
+      fc.property(arbRebuilt, arbRebuilt, fc.array(arbCmd, { maxLength: 80 }), fc.integer({ min: 1, max: 5 }), (rebuilt, restored, cmds, size) => {
         const book = new BatchBook(POLICY);
         const names = { n: 0 };
         // Sessions found at start may share members (CFS had them so): one owner each all the same.
         for (const ids of rebuilt) book.addRebuilt(`batcher-r${names.n++}`, 'c1', '0', new Map(ids.map((i) => [`x${i}`, null])), 0);
+        // Create intents of the previous instance that CFS did not show: may share members with rebuilt sessions.
+        for (const ids of restored) book.addUncertain(`batcher-i${names.n++}`, 'c1:0:', 'c1', '0', ids.map((i) => `x${i}`), 120_000, 0);
         checkInvariants(book);
         cmds.forEach((cmd, i) => {
           apply(book, cmd, i * 1000, size, names);

@@ -18,6 +18,8 @@ it('an empty environment gives the documented defaults', () => {
     createRetryMaxMs: 900_000,
     patchConcurrency: 8,
     pageSize: 0,
+    createCommitHorizonMs: 120_000,
+    sendMaxPerPhase: 100,
   });
   expect(DEFAULT_TUNING).toEqual(c.tuning);
 });

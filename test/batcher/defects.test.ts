@@ -255,39 +255,38 @@ describe('5. a POST that timed out may have created the session: look it up befo
     expect(logs.has(/exists from an earlier attempt/)).toBe(true);
   });
 
-  it('a 503 POST is looked up (404); after a fresh collect the batch is created exactly once', async () => {
+  it('a 503 POST is looked up (404 is not proof), then re-POSTed under the SAME name: one session', async () => {
     h = await startHarness({ seed: (sim) => { putConfig(sim); fastOptions(sim); putComponents(sim, ['x1']); } });
     h.sim.faults.add({ match: 'POST /v3/sessions', action: { type: 'status', status: 503 }, scope: { times: 1 } });
     const names: string[] = [];
     const b = createBatcher({ client: h.client, clock: h.clock, sleep: async () => undefined, newSessionName: () => { names.push(`batcher-n${names.length}`); return names.at(-1)!; } });
     await b.runCycle();
     h.clock.advance(1);
-    await b.runCycle();
-    h.clock.advance(30_000);
-    await b.runCycle(); // lookup: 404, nothing created with the members held since the first attempt
-    expect(sessions(h.sim)).toEqual([]);
+    await b.runCycle(); // POST -> 503: uncertain, x1 held under batcher-n0
+    expect(b.state.book.count('uncertain')).toBe(1);
     h.clock.advance(1);
-    await b.runCycle(); // members re-read, then one POST
-    expect(sessions(h.sim).map((s) => s.ansible?.limit)).toEqual(['x1']);
+    await b.runCycle(); // GET 404, list: none; re-POST batcher-n0 with the member collect still saw pending
+    expect(sessions(h.sim).map((s) => [s.name, s.ansible?.limit])).toEqual([['batcher-n0', 'x1']]);
+    expect(names).toEqual(['batcher-n0']);
     expect(count(h.sim, 'POST /v3/sessions')).toBe(2);
+    expect(b.state.book.count('active')).toBe(1);
     expect(h.sim.history.overlappingSessions()).toEqual([]);
   });
 
-  it('members changed while a create was uncertain are not sent with stale data', async () => {
+  it('members changed while a create was uncertain are not sent with stale data, and the name is kept', async () => {
     h = await startHarness({ seed: (sim) => { putConfig(sim); fastOptions(sim); putComponents(sim, ['x1', 'x2']); } });
     h.sim.faults.add({ match: 'POST /v3/sessions', action: { type: 'status', status: 503 }, scope: { times: 1 } });
     const b = createBatcher({ client: h.client, clock: h.clock, sleep: async () => undefined });
     await b.runCycle(); // batched
     h.clock.advance(1);
     await b.runCycle(); // POST x1,x2 -> 503: uncertain, members held
+    const name = b.state.book.all()[0]!.uncertainName;
     expect(count(h.sim, 'POST /v3/sessions')).toBe(1);
     h.sim.state.components.get('x1')!.enabled = false; // an admin disables x1 meanwhile
-    h.clock.advance(31_000);
-    await b.runCycle(); // lookup: 404; nothing sent with the held members
-    expect(sessions(h.sim)).toEqual([]);
     h.clock.advance(1);
-    await b.runCycle(); // members re-read: x1 dropped
-    expect(sessions(h.sim).map((s) => s.ansible?.limit)).toEqual(['x2']);
+    await b.runCycle(); // re-POST under the same name with x2 only; x1 is free again
+    expect(sessions(h.sim).map((s) => [s.name, s.ansible?.limit])).toEqual([[name, 'x2']]);
+    expect(b.state.book.ownerOf('x1')).toBeUndefined();
   });
 });
 

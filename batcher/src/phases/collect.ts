@@ -1,8 +1,8 @@
 /** Phase `collect` (CFS components, every cycle unless disabled): files every enabled pending component in the book. */
+import type { InvalidRecord } from '@cfs-batcher/shared';
 import type { PhaseContext } from '../context';
 import { logBatch, logComponents } from '../log';
 import { toBatchComponent } from '../rules/component';
-import { reportInvalid } from './common';
 
 /** Pages every enabled pending component into batches; queued members no longer pending are dropped. */
 export async function collect(ctx: PhaseContext, signal?: AbortSignal): Promise<void> {
@@ -12,23 +12,19 @@ export async function collect(ctx: PhaseContext, signal?: AbortSignal): Promise<
   const rejected = new Map<string, string>();
   const now = ctx.clock.now();
   state.pool.rotate();
+  state.book.beginCollect();
   const pageSize = ctx.tuning.pageSize > 0 ? { pageSize: ctx.tuning.pageSize } : {};
   for await (const page of ctx.client.listComponents(
     { enabled: true, status: 'pending', config_details: true, state_details: true },
     { signal, ...pageSize },
   )) {
     logComponents.debug(`Received data for ${page.components.length} components`);
-    reportInvalid(ctx, logComponents, 'component', page.invalid);
+    for (const r of page.invalid) reject(ctx, rejected, schemaRejection(r));
     for (const raw of page.components) {
       if (raw.enabled === false) continue;
       const r = toBatchComponent(raw, true, state.pool);
       if (!r.ok) {
-        rejected.set(r.id, r.reason);
-        ctx.metrics.invalidRecords.inc({ kind: 'component' });
-        // Logged as a warning when first seen (or changed); repeats every cycle would flood the log.
-        const line = `Skipping component ${r.id}: ${r.reason}`;
-        if (state.rejectedComponents.get(r.id) === r.reason) logComponents.debug(line);
-        else logComponents.warn(line);
+        reject(ctx, rejected, { key: r.id, line: `Skipping component ${r.id}: ${r.reason}`, reason: r.reason });
         continue;
       }
       seen.add(r.component.id);
@@ -42,4 +38,30 @@ export async function collect(ctx: PhaseContext, signal?: AbortSignal): Promise<
   // progress rule must not restart the batcher for data a restart cannot fix.
   state.pendingSeen = seen.size;
   logBatch.debug(`Found ${seen.size} components that need updates`);
+}
+
+interface Rejection {
+  key: string;
+  line: string;
+  reason: string;
+}
+
+/** A record the client's schema refused (keyed apart from rule rejections of the same id). */
+function schemaRejection(r: InvalidRecord): Rejection {
+  const label = r.id ? r.id : `#${r.index}`;
+  return { key: `schema:${label}`, line: `Skipping invalid component record ${label}: ${r.problem}`, reason: r.problem };
+}
+
+/**
+ * Logged at WARNING and counted when first seen or when its reason changes; at DEBUG while it stays the same (a
+ * record that never leaves pending would otherwise flood the log every cycle). Never sent either way.
+ */
+function reject(ctx: PhaseContext, rejected: Map<string, string>, r: Rejection): void {
+  rejected.set(r.key, r.reason);
+  if (ctx.state.rejectedComponents.get(r.key) === r.reason) {
+    logComponents.debug(r.line);
+    return;
+  }
+  ctx.metrics.invalidRecords.inc({ kind: 'component' });
+  logComponents.warn(r.line);
 }

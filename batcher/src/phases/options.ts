@@ -1,14 +1,17 @@
-/** Phase `options` (CFS options, every cycle): reads them, warns once per problem, PATCHes the missing ones. */
+/**
+ * Phase `options` (CFS options, every cycle): reads them, warns once per problem, and PATCHes the defaults of the
+ * options CFS does not hold, never from an answer that cannot be trusted (rules/options.ts, planOptions).
+ */
 import { errorMessage, getLogLevel, isCfsError, setLogLevel, type CfsLogLevel } from '@cfs-batcher/shared';
 import type { PhaseContext } from '../context';
 import { logCfsError, logMain, logOptions } from '../log';
-import { parseOptions } from '../rules/options';
+import { planOptions } from '../rules/options';
 import { gaugeValues, setGauges } from '../state';
 
 export async function refreshOptions(ctx: PhaseContext, signal?: AbortSignal): Promise<void> {
   const { state } = ctx;
   const raw = await ctx.client.getOptions({ signal });
-  const parsed = parseOptions(raw, state.options);
+  const parsed = planOptions(raw, state.options, state.optionsMemory);
   const current = new Set<string>();
   for (const p of parsed.problems) {
     current.add(p.message);
@@ -17,13 +20,17 @@ export async function refreshOptions(ctx: PhaseContext, signal?: AbortSignal): P
       logOptions.warn(p.message, { option: p.option });
     }
   }
+  for (const message of parsed.held) {
+    current.add(message);
+    if (!state.optionProblems.has(message)) logOptions.warn(message);
+  }
   state.optionProblems = current;
   state.options = parsed.options;
-  const missing = Object.entries(parsed.missing);
+  const missing = Object.entries(parsed.patch);
   if (missing.length > 0) {
     for (const [k, v] of missing) logOptions.info(`Setting option ${k} to ${String(v)}.`);
     try {
-      await ctx.client.patchOptions(parsed.missing, { signal });
+      await ctx.client.patchOptions(parsed.patch, { signal });
     } catch (err) {
       // Not fatal: the defaults are already in force here; the PATCH is tried again next cycle.
       if (!isCfsError(err) || err.kind === 'aborted') throw err;

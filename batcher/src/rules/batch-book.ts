@@ -1,7 +1,8 @@
 /**
  * The batch state machine and the busy-component registry (no I/O). Every change of a batch's state goes through
- * here: filed (queued), create refused or unknown (retry delay, uncertain), session adopted (active), confirmed absent
- * (requeued), session ended (released).
+ * here: filed (queued), create refused or unknown (retry delay, uncertain under its name), session adopted (active,
+ * with the session's actual members), restored from a previous instance's create intents, session ended or name
+ * retired (released).
  *
  * A component belongs to at most one batch at a time, whether that batch is still queued, has a session in CFS, was
  * rebuilt at start-up, or has a session create whose outcome is unknown. That single `owner` map is what keeps a
@@ -48,6 +49,7 @@ export class BatchBook {
     const current = this.owner.get(c.id);
     let moved = false;
     if (current) {
+      if (batchState(current) === 'uncertain' && current.key === c.batchKey) current.refreshed.set(c.id, c);
       if (batchState(current) !== 'queued') return 'busy';
       const before = current.members.get(c.id);
       if (current.key === c.batchKey && before?.desiredStateHash === c.desiredStateHash) {
@@ -107,10 +109,49 @@ export class BatchBook {
     return { batch: b, alreadyBusy };
   }
 
-  /** A create whose outcome is unknown (timeout, 5xx, 409): look `name` up before creating anything else. */
-  markUncertain(b: Batch, name: string): void {
+  /** A collect starts: what it sees pending decides which members of an uncertain batch may be re-POSTed. */
+  beginCollect(): void {
+    for (const b of this.batches.values()) b.refreshed.clear();
+  }
+
+  /**
+   * A POST under `name` whose outcome is unknown: the batch keeps the name and every member busy until `horizonAt`
+   * at least (each new attempt under the name moves it on).
+   */
+  markUncertain(b: Batch, name: string, horizonAt: number, exists = false): void {
     this.unqueue(b);
     b.uncertainName = name;
+    b.horizonAt = Math.max(b.horizonAt, horizonAt);
+    b.knownToExist ||= exists;
+  }
+
+  /**
+   * A create intent of a previous instance that CFS does not show yet: its members become busy under its name, as
+   * an uncertain batch (a member already busy stays with its holder and passes to this batch when that one ends).
+   */
+  addUncertain(name: string, key: string, configName: string, configLimit: string, ids: readonly string[], horizonAt: number, now: number): Batch {
+    const b = this.newBatch(key, configName, configLimit, now, true);
+    b.plannedAt = now;
+    this.markUncertain(b, name, horizonAt);
+    for (const id of ids) {
+      b.members.set(id, null);
+      if (!this.owner.has(id)) this.owner.set(id, b);
+    }
+    return b;
+  }
+
+  /**
+   * The batch's session exists and targets `actual` (the session's own ansible limit, or the members just POSTed):
+   * only those stay in the batch; the others are free again (a later collect files them anew). `snapshots`
+   * replaces held snapshots with fresher ones where given.
+   */
+  adopt(b: Batch, name: string, now: number, actual?: readonly string[], snapshots?: ReadonlyMap<string, BatchComponent>): void {
+    if (actual) {
+      const keep = new Set(actual);
+      for (const id of [...b.members.keys()]) if (!keep.has(id)) this.dropMember(b, id);
+    }
+    if (snapshots) for (const [id, c] of snapshots) if (b.members.has(id)) b.members.set(id, c);
+    this.markActive(b, name, now);
   }
 
   /** A create failed (or its lookup did): no attempt before the retry delay, which doubles up to its cap. */
@@ -123,35 +164,19 @@ export class BatchBook {
   markActive(b: Batch, name: string, now: number): void {
     this.unqueue(b);
     b.uncertainName = null;
+    b.knownToExist = false;
+    b.refreshed.clear();
     b.sessionName = name;
     b.sessionStart = now;
     b.createFailures = 0;
     b.nextAttemptAt = 0;
   }
 
-  /** Confirmed not created: the batch is an ordinary queued batch again. */
-  requeue(b: Batch): void {
-    b.uncertainName = null;
-    if (b.sessionName !== null || !this.batches.has(b.id)) return;
-    const list = this.queuedByKey.get(b.key) ?? [];
-    if (!list.includes(b)) list.push(b);
-    this.queuedByKey.set(b.key, list);
-  }
-
   /** Drops a batch and frees its members (a member also held by another batch passes to it). */
   release(b: Batch): void {
     if (!this.batches.delete(b.id)) return;
     this.unqueue(b);
-    for (const id of b.members.keys()) {
-      if (this.owner.get(id) !== b) continue;
-      this.owner.delete(id);
-      for (const other of this.batches.values()) {
-        if (other.members.has(id)) {
-          this.owner.set(id, other);
-          break;
-        }
-      }
-    }
+    for (const id of b.members.keys()) this.passOwner(b, id);
   }
 
   /** Cheap consistency check; a non-null answer names a bug (the process should restart rather than schedule wrongly). */
@@ -177,12 +202,35 @@ export class BatchBook {
       sessionName: null,
       sessionStart: null,
       uncertainName: null,
+      horizonAt: 0,
+      knownToExist: false,
+      refreshed: new Map(),
+      plannedName: null,
+      plannedAt: 0,
       createFailures: 0,
       nextAttemptAt: 0,
       rebuilt,
     };
     this.batches.set(b.id, b);
     return b;
+  }
+
+  /** Takes a member out of a batch in any state; another batch holding it becomes its owner. */
+  private dropMember(b: Batch, id: string): void {
+    b.members.delete(id);
+    this.passOwner(b, id);
+  }
+
+  /** `b` no longer holds `id`: another batch listing it (rebuilt or restored) becomes its owner, else it is free. */
+  private passOwner(b: Batch, id: string): void {
+    if (this.owner.get(id) !== b) return;
+    this.owner.delete(id);
+    for (const other of this.batches.values()) {
+      if (other !== b && other.members.has(id)) {
+        this.owner.set(id, other);
+        break;
+      }
+    }
   }
 
   private removeMember(b: Batch, id: string): void {

@@ -15,8 +15,20 @@ export interface Batch {
   /** Set once CFS holds the session (created, adopted after a lookup, or rebuilt). */
   sessionName: string | null;
   sessionStart: number | null;
-  /** A POST whose outcome is unknown (timeout, 5xx): look this name up before creating anything else. */
+  /**
+   * A POST whose outcome is unknown (timeout, 5xx, 404, reset, odd 201): the batch keeps this name (the
+   * idempotency key) and every member busy until the name is adopted or retired (see rules/create-intents.ts).
+   */
   uncertainName: string | null;
+  /** Uncertain: the latest POST under the name could still commit until then (clock ms). */
+  horizonAt: number;
+  /** Uncertain: CFS said the name exists (409, or an unreadable record of it) but its document is not read yet. */
+  knownToExist: boolean;
+  /** Uncertain: members seen pending, enabled and of the same key by this cycle's collect (may be re-POSTed). */
+  readonly refreshed: Map<string, BatchComponent>;
+  /** The name this batch is (to be) created under, kept across attempts; with when it was first recorded. */
+  plannedName: string | null;
+  plannedAt: number;
   createFailures: number;
   /** Earliest time (ms) of the next create attempt, after failures. */
   nextAttemptAt: number;
@@ -33,7 +45,7 @@ export function batchState(b: Batch): BatchState {
 /** Strict `>` on the window, as the original: a batch of age exactly batch_window waits one more check. */
 export function isReadyToSend(b: Batch, batchSize: number, batchWindowS: number, now: number): boolean {
   if (b.sessionName !== null || b.members.size === 0 || now < b.nextAttemptAt) return false;
-  if (b.uncertainName !== null) return true;
+  if (b.uncertainName !== null) return false; // resolved by send's own rules, never sent as a new batch
   return b.members.size >= batchSize || now - b.windowStart > batchWindowS * 1000;
 }
 

@@ -50,6 +50,19 @@ const sha1Hex = (text: string): string => createHash('sha1').update(text).digest
 
 const reject = (id: string, reason: string): ComponentResult => ({ ok: false, id, reason });
 
+/**
+ * Why an id cannot go into an Ansible limit or an `ids=` list, or null. A comma splits it into other (real) hosts,
+ * whitespace is trimmed or split by Ansible and CFS alike, and `:` `&` `!` `*` `?` `[` `~` are limit pattern syntax:
+ * any of them would run or read the wrong nodes.
+ */
+export function idProblem(id: string): string | null {
+  if (id.trim() === '') return 'empty id';
+  if (id.includes(',')) return 'id contains a comma (it cannot be expressed in an Ansible limit)';
+  if (/\s/.test(id)) return 'id contains whitespace (it cannot be expressed in an Ansible limit)';
+  if (/[:&!*?[\]]/.test(id) || id.startsWith('~')) return 'id contains Ansible limit pattern syntax';
+  return null;
+}
+
 /** Length-prefixed, so distinct field lists never give the same pool key whatever characters they hold. */
 const keyPart = (s: string): string => `${s.length}:${s}`;
 
@@ -73,6 +86,8 @@ function tagsOf(raw: unknown, pool: InternPool | undefined): Readonly<Record<str
 export function toBatchComponent(raw: CfsComponent, requirePending = true, pool?: InternPool): ComponentResult {
   const id = typeof raw.id === 'string' ? raw.id : '';
   if (id === '') return reject('(no id)', 'missing id');
+  const badId = idProblem(id);
+  if (badId !== null) return reject(id, badId);
   if (typeof raw.desired_config !== 'string' || raw.desired_config === '') return reject(id, 'missing desired_config');
   if (typeof raw.error_count !== 'number' || !Number.isInteger(raw.error_count) || raw.error_count < 0) {
     return reject(id, 'missing or invalid error_count');

@@ -102,3 +102,52 @@ export function parseOptions(raw: unknown, previous: BatcherOptions = DEFAULT_OP
   }
   return { options, problems, missing };
 }
+
+/**
+ * Options the real CFS fills in on every read (cfs-api-notes 1.8): an answer lacking any of them is not what a real
+ * CFS returns (a proxy's `{}`, a half-written answer), so nothing is written back from it.
+ */
+export const SERVER_OWN_OPTIONS = ['default_playbook', 'default_ansible_config', 'default_page_size', 'include_ara_links'] as const;
+
+/** What earlier answers said (per instance): batcher options seen present, and those missing in the last answer. */
+export interface OptionsMemory {
+  seen: Set<OptionName>;
+  missingBefore: Set<OptionName>;
+}
+
+export function newOptionsMemory(): OptionsMemory {
+  return { seen: new Set(), missingBefore: new Set() };
+}
+
+export interface OptionsPlan extends Omit<ParsedOptions, 'missing'> {
+  /** Defaults to write back: options CFS does not hold, judged from answers that can be trusted. */
+  patch: Partial<BatcherOptions>;
+  /** Why a missing option is not written back (one per reason; warned once). */
+  held: string[];
+}
+
+/**
+ * Pure: the answer, the options in force and the memory -> what to use and what to PATCH. A missing option keeps
+ * its last good value and is written back only when (1) the answer carries the server's own options, (2) this
+ * instance never saw the option present, and (3) the previous answer lacked it too: one odd answer can never turn a
+ * site's batch_window 10 into the default 60. On a fresh CFS the defaults are written on the second cycle.
+ */
+export function planOptions(raw: unknown, previous: BatcherOptions, memory: OptionsMemory): OptionsPlan {
+  const parsed = parseOptions(raw, previous);
+  const options = parsed.options;
+  const missing = Object.keys(parsed.missing) as OptionName[];
+  const record = raw !== null && typeof raw === 'object' && !Array.isArray(raw) ? (raw as Record<string, unknown>) : {};
+  const trusted = SERVER_OWN_OPTIONS.every((k) => k in record);
+  const patch: Partial<BatcherOptions> = {};
+  const held: string[] = [];
+  for (const name of OPTION_NAMES) if (!missing.includes(name) && name in record) memory.seen.add(name);
+  if (!trusted && missing.length > 0) held.push(`options answer lacks the server's own options; keeping the options in force and writing nothing back`);
+  for (const name of missing) {
+    (options as unknown as Record<string, unknown>)[name] = previous[name];
+    if (!trusted) continue;
+    if (memory.seen.has(name)) held.push(`option ${name} is missing from an options answer that had it before; keeping ${JSON.stringify(previous[name])}`);
+    else if (memory.missingBefore.has(name)) (patch as Record<string, unknown>)[name] = DEFAULT_OPTIONS[name];
+  }
+  memory.missingBefore = new Set(trusted ? missing : []);
+  return { options, problems: parsed.problems, patch, held };
+}
