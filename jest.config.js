@@ -45,13 +45,16 @@ function testFiles(dir) {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
     const p = path.join(dir, e.name);
     if (e.isDirectory()) return testFiles(p);
-    return e.name.endsWith('.test.ts') ? [path.relative(path.join(__dirname, 'test'), p).replace(/\.test\.ts$/, '')] : [];
+    return e.name.endsWith('.test.ts')
+      ? [path.relative(path.join(__dirname, 'test'), p).replace(/\.test\.ts$/, '')]
+      : [];
   });
 }
 
 const ALL = testFiles(path.join(__dirname, 'test'));
 for (const name of [...UNIT, ...E2E]) {
-  if (!ALL.includes(name)) throw new Error(`jest.config.js: test/${name}.test.ts is listed in a tier but does not exist`);
+  if (!ALL.includes(name))
+    throw new Error(`jest.config.js: test/${name}.test.ts is listed in a tier but does not exist`);
 }
 const doubled = UNIT.filter((n) => E2E.includes(n));
 if (doubled.length > 0) throw new Error(`jest.config.js: in two tiers: ${doubled.join(', ')}`);
@@ -69,13 +72,14 @@ const common = {
   },
 };
 
-const tier = (name, files, testTimeout) => ({
+const tier = (name, files) => ({
   ...common,
   displayName: name,
   testMatch: files.map((f) => `<rootDir>/test/${f}.test.ts`),
-  testTimeout,
 });
 
 module.exports = {
-  projects: [tier('unit', UNIT, 20_000), tier('integration', INTEGRATION, 60_000), tier('e2e', E2E, 60_000)],
+  // A global option: jest ignores testTimeout inside a project (5 s would then apply to every tier).
+  testTimeout: 60_000,
+  projects: [tier('unit', UNIT), tier('integration', INTEGRATION), tier('e2e', E2E)],
 };
