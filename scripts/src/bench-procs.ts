@@ -28,14 +28,17 @@ export function waitUntil<T>(
   probe: () => Promise<T | undefined> | T | undefined,
   stepMs = 100,
 ): Promise<T> {
-  return waitFor(probe, { what, timeoutMs, intervalMs: stepMs }) as Promise<T>;
+  return waitFor(probe, { what, timeoutMs, intervalMs: stepMs });
 }
 
 /** Starts the simulator on an ephemeral port with a scenario file; resolves with its origin. */
 export async function startSim(scenarioFile: string): Promise<{ child: Proc; origin: string }> {
   const child = startNode('cfs-sim/dist/main.js', ['--port', '0', '--scenario', scenarioFile], { LOG_LEVEL: 'INFO' });
-  const ready = await child.waitForLine((l) => typeof l.json?.port === 'number', 120_000, 0, () =>
-    child.alive ? null : `simulator exited: ${child.tail(5)}`,
+  const ready = await child.waitForLine(
+    (l) => typeof l.json?.port === 'number',
+    120_000,
+    0,
+    () => (child.alive ? null : `simulator exited: ${child.tail(5)}`),
   );
   return { child, origin: `http://127.0.0.1:${Number(ready.json?.port)}` };
 }

@@ -35,7 +35,6 @@ function stamp(): string {
   return new Date().toISOString().slice(11, 19);
 }
 
-
 async function main(argv: readonly string[]): Promise<number> {
   const signalled = stopSignal();
   const args = parseArgs(argv);
@@ -46,7 +45,8 @@ async function main(argv: readonly string[]): Promise<number> {
     sidecar: path.join(root, 'sidecar-health', 'dist', 'main.js'),
   };
   for (const [what, file] of Object.entries(entries)) {
-    if (!existsSync(file)) throw new UsageError(`${what} is not built (${path.relative(root, file)} missing): run npm run build`);
+    if (!existsSync(file))
+      throw new UsageError(`${what} is not built (${path.relative(root, file)} missing): run npm run build`);
   }
   const scenario = path.resolve(root, args.scenario);
   if (!existsSync(scenario)) throw new UsageError(`scenario ${args.scenario} not found`);
@@ -61,7 +61,9 @@ async function main(argv: readonly string[]): Promise<number> {
   say(`pod spec from ${spec.source}`);
 
   // Ports: the manifest's, unless --free-ports (tests, or a second local pod).
-  const manifestHealthPort = Number(manifestEnv(sidecarSpec, 'HEALTH_PORT') ?? sidecarSpec.ports.health ?? MANIFEST_HEALTH_PORT);
+  const manifestHealthPort = Number(
+    manifestEnv(sidecarSpec, 'HEALTH_PORT') ?? sidecarSpec.ports.health ?? MANIFEST_HEALTH_PORT,
+  );
   const manifestMetricsPort = Number(manifestEnv(batcherSpec, 'METRICS_PORT') ?? batcherSpec.ports.metrics ?? 9088);
   const healthPort = args.freePorts ? await freePort() : manifestHealthPort;
   const metricsPort = args.freePorts ? await freePort() : manifestMetricsPort;
@@ -130,7 +132,9 @@ async function main(argv: readonly string[]): Promise<number> {
     cleanup();
     return 0;
   }
-  void pod.sim.exited.then((e) => say(`cfs-sim exited (${e.signal ?? e.code}); see ${path.relative(root, pod.simLogFile)}`));
+  void pod.sim.exited.then((e) =>
+    say(`cfs-sim exited (${e.signal ?? e.code}); see ${path.relative(root, pod.simLogFile)}`),
+  );
   const batcher = pod.container(BATCHER_CONTAINER);
   const sidecar = pod.container(SIDECAR_CONTAINER);
 
@@ -147,7 +151,13 @@ async function main(argv: readonly string[]): Promise<number> {
   say(`logs in      ${path.relative(root, runDir)}/   heartbeat ${heartbeatPath}`);
   say('try          kill -STOP <batcher pid>   (Ctrl-C stops everything)');
 
-  const summary: Summary = { components: {}, batcherRestarts: 0, sidecarRestarts: 0, cycle: null, sessionsCreated: null };
+  const summary: Summary = {
+    components: {},
+    batcherRestarts: 0,
+    sidecarRestarts: 0,
+    cycle: null,
+    sessionsCreated: null,
+  };
   let lastLine = '';
   let lastPrinted = 0;
   let statusBusy = false;
@@ -174,7 +184,8 @@ async function main(argv: readonly string[]): Promise<number> {
   const why = await Promise.race([
     signalled,
     new Promise<string>((resolve) => {
-      if (args.durationS !== null) setTimeout(() => resolve(`--duration ${args.durationS}`), args.durationS * 1000).unref();
+      if (args.durationS !== null)
+        setTimeout(() => resolve(`--duration ${args.durationS}`), args.durationS * 1000).unref();
     }),
   ]);
   clearInterval(statusTimer);

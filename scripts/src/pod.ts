@@ -130,9 +130,11 @@ export class LocalPod {
   /** The simulator's start line names its ports (asked for port 0). */
   private async simAnnounced(timeoutMs: number): Promise<SimEndpoints> {
     const gone = () => (this.sim.alive ? null : `the simulator exited (${JSON.stringify(this.sim.exit)})`);
-    const line = await this.sim.waitForLine((l) => typeof l.json?.port === 'number', timeoutMs, 0, gone).catch((err: Error) => {
-      throw new Error(`${err.message}\n${this.sim.tail()}`);
-    });
+    const line = await this.sim
+      .waitForLine((l) => typeof l.json?.port === 'number', timeoutMs, 0, gone)
+      .catch((err: Error) => {
+        throw new Error(`${err.message}\n${this.sim.tail()}`);
+      });
     const ctl = line.json?.control_port;
     return endpoints(Number(line.json?.port), typeof ctl === 'number' ? ctl : undefined);
   }

@@ -46,7 +46,7 @@ const live = new Set<Proc>();
 function baseEnv(): Record<string, string> {
   const keep = ['PATH', 'HOME', 'TMPDIR', 'LANG', 'SYSTEMROOT'];
   const out: Record<string, string> = { OTEL_SDK_DISABLED: 'true' };
-  for (const k of keep) if (process.env[k] !== undefined) out[k] = process.env[k] as string;
+  for (const k of keep) if (process.env[k] !== undefined) out[k] = process.env[k];
   return out;
 }
 
@@ -163,7 +163,10 @@ export class Proc {
   async waitForExit(timeoutMs: number): Promise<ExitInfo> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${this.name} (pid ${this.pid}) did not exit within ${timeoutMs} ms`)), timeoutMs);
+      timer = setTimeout(
+        () => reject(new Error(`${this.name} (pid ${this.pid}) did not exit within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
     });
     try {
       return await Promise.race([this.exited, timeout]);

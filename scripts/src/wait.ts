@@ -36,7 +36,9 @@ export async function waitFor<T>(
     const aborted = o.abort?.();
     if (aborted) throw new Error(`gave up waiting for ${o.what}: ${aborted}`);
     if (Date.now() >= deadline) {
-      const why = lastError ? ` (last error: ${lastError instanceof Error ? lastError.message : String(lastError)})` : '';
+      const why = lastError
+        ? ` (last error: ${lastError instanceof Error ? lastError.message : JSON.stringify(lastError)})`
+        : '';
       throw new WaitTimeout(`timed out after ${o.timeoutMs} ms waiting for ${o.what}${why}`);
     }
     await pause(Math.min(interval, Math.max(1, deadline - Date.now())));

@@ -2,27 +2,29 @@
 import { MANIFEST_HEALTH_PORT } from '../../scripts/src/pod';
 import type { ContainerProbes, ProbeSpec } from '../../scripts/src/prober';
 
-/** Scaled-down probe settings (the manifest's are p=10 t=3 f=3, grace 10; see docs/benchmarks.md for those). */
-export const FAST_LIVENESS: ProbeSpec = {
-  path: '/livez',
+/** A probe of the sidecar's health port, every second with a 1 s timeout (the manifest's are p=10 t=3). */
+const fastProbe = (path: string, failureThreshold: number): ProbeSpec => ({
+  path,
   port: MANIFEST_HEALTH_PORT,
   initialDelaySeconds: 0,
   periodSeconds: 1,
   timeoutSeconds: 1,
-  failureThreshold: 3,
+  failureThreshold,
   successThreshold: 1,
-  terminationGracePeriodSeconds: 2,
-};
+});
+
+/** Scaled-down probe settings (the manifest's are p=10 t=3 f=3, grace 10; see docs/benchmarks.md for those). */
+export const FAST_LIVENESS: ProbeSpec = { ...fastProbe('/livez', 3), terminationGracePeriodSeconds: 2 };
 
 export const FAST_BATCHER_PROBES: ContainerProbes = {
-  startup: { path: '/startupz', port: MANIFEST_HEALTH_PORT, initialDelaySeconds: 0, periodSeconds: 1, timeoutSeconds: 1, failureThreshold: 60, successThreshold: 1 },
+  startup: fastProbe('/startupz', 60),
   liveness: FAST_LIVENESS,
   podTerminationGracePeriodSeconds: 3,
 };
 
 export const FAST_SIDECAR_PROBES: ContainerProbes = {
-  startup: { path: '/healthz', port: MANIFEST_HEALTH_PORT, initialDelaySeconds: 0, periodSeconds: 1, timeoutSeconds: 1, failureThreshold: 30, successThreshold: 1 },
-  liveness: { path: '/healthz', port: MANIFEST_HEALTH_PORT, initialDelaySeconds: 0, periodSeconds: 1, timeoutSeconds: 1, failureThreshold: 3, successThreshold: 1 },
+  startup: fastProbe('/healthz', 30),
+  liveness: fastProbe('/healthz', 3),
   podTerminationGracePeriodSeconds: 3,
 };
 
@@ -46,13 +48,34 @@ export const FAST_BATCHER_ENV: Record<string, string> = {
 };
 
 /** A small inventory: `n` components over `configs` configurations of two layers, every one pending. */
-export function smallScenario(n: number, o: { configs?: number; batchSize?: number; checkInterval?: number; batchWindow?: number; pendingMs?: number; runningMs?: number; extra?: Record<string, unknown> } = {}): Record<string, unknown> {
+export function smallScenario(
+  n: number,
+  o: {
+    configs?: number;
+    batchSize?: number;
+    checkInterval?: number;
+    batchWindow?: number;
+    pendingMs?: number;
+    runningMs?: number;
+    extra?: Record<string, unknown>;
+  } = {},
+): Record<string, unknown> {
   const configs = o.configs ?? 2;
   const configurations = Array.from({ length: configs }, (_, i) => ({
     name: `cfg-${i}`,
     layers: [
-      { name: 'base', clone_url: `https://vcs.local/vcs/cray/base-${i}.git`, commit: `a${i}`.padEnd(40, '0'), playbook: 'site.yml' },
-      { name: 'extra', clone_url: `https://vcs.local/vcs/cray/extra-${i}.git`, commit: `b${i}`.padEnd(40, '0'), playbook: 'extra.yml' },
+      {
+        name: 'base',
+        clone_url: `https://vcs.local/vcs/cray/base-${i}.git`,
+        commit: `a${i}`.padEnd(40, '0'),
+        playbook: 'site.yml',
+      },
+      {
+        name: 'extra',
+        clone_url: `https://vcs.local/vcs/cray/extra-${i}.git`,
+        commit: `b${i}`.padEnd(40, '0'),
+        playbook: 'extra.yml',
+      },
     ],
   }));
   const components = Array.from({ length: n }, (_, i) => ({
@@ -75,4 +98,3 @@ export function smallScenario(n: number, o: { configs?: number; batchSize?: numb
     ...o.extra,
   };
 }
-

@@ -35,13 +35,7 @@ export interface PodConfig {
 
 /** The faults the fixture knows (scripts/src/fixtures/faulty-batcher.ts). */
 export type BatcherFault =
-  | 'busy-loop'
-  | 'never-send'
-  | 'throw'
-  | 'reject'
-  | 'oom'
-  | 'heartbeat-eacces'
-  | 'heartbeat-enospc';
+  'busy-loop' | 'never-send' | 'throw' | 'reject' | 'oom' | 'heartbeat-eacces' | 'heartbeat-enospc';
 
 export class Pod extends SimControl {
   readonly tmp = makeTempDir('pod');
@@ -145,27 +139,33 @@ export class Pod extends SimControl {
 
   /** Lines of the batcher's log (all instances), parsed where JSON. */
   logLines(file = this.batcherLogFile): Array<{ text: string; json?: Record<string, unknown> }> {
-    let text = '';
+    let text: string;
     try {
       text = readFileSync(file, 'utf8');
     } catch {
       return [];
     }
-    return text.split('\n').filter((l) => l !== '').map((l) => {
-      try {
-        return { text: l, json: l.startsWith('{') ? (JSON.parse(l) as Record<string, unknown>) : undefined };
-      } catch {
-        return { text: l };
-      }
-    });
+    return text
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => {
+        try {
+          return { text: l, json: l.startsWith('{') ? (JSON.parse(l) as Record<string, unknown>) : undefined };
+        } catch {
+          return { text: l };
+        }
+      });
   }
 
   /** Waits until the batcher is running with the startup gate passed (the sidecar saw this instance's heartbeat). */
   async waitBatcherStarted(timeoutMs = 30_000): Promise<void> {
-    await waitFor(() => this.batcher.snapshot.phase === 'running' && (this.cfg.noSidecar || this.batcher.snapshot.startupPassed), {
-      timeoutMs,
-      what: 'the batcher to pass its startup probe',
-    });
+    await waitFor(
+      () => this.batcher.snapshot.phase === 'running' && (this.cfg.noSidecar || this.batcher.snapshot.startupPassed),
+      {
+        timeoutMs,
+        what: 'the batcher to pass its startup probe',
+      },
+    );
   }
 
   /**
@@ -187,7 +187,12 @@ export class Pod extends SimControl {
     await waitFor(
       async () => {
         const r = await readHeartbeat(this.heartbeatPath);
-        return r.ok && r.heartbeat.counters.batches_active === 0 && r.heartbeat.counters.batches_queued === 0 && r.heartbeat.phase === 'sleep';
+        return (
+          r.ok &&
+          r.heartbeat.counters.batches_active === 0 &&
+          r.heartbeat.counters.batches_queued === 0 &&
+          r.heartbeat.phase === 'sleep'
+        );
       },
       { timeoutMs, intervalMs: 100, what: 'the batcher to hold no batch' },
     );

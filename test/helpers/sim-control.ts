@@ -30,7 +30,9 @@ export class SimControl {
 
   async componentStatuses(): Promise<Record<string, string>> {
     const out: Record<string, string> = {};
-    const body = await getJson<{ components: Array<{ id: string; configuration_status?: string }> }>(`${this.origin()}/v3/components?limit=10000`);
+    const body = await getJson<{ components: Array<{ id: string; configuration_status?: string }> }>(
+      `${this.origin()}/v3/components?limit=10000`,
+    );
     for (const c of body.components) out[c.id] = c.configuration_status ?? '';
     return out;
   }

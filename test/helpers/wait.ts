@@ -19,7 +19,11 @@ export async function timeUntil(probe: () => unknown, o: WaitOptions): Promise<n
  * Checks that `probe` stays true for the whole of `durationMs` (sampled every interval). Returns the first
  * failing sample's description, or null. Used for "must NOT happen" assertions (no restart during an outage).
  */
-export async function holdsFor(probe: () => boolean | Promise<boolean>, durationMs: number, intervalMs = 250): Promise<boolean> {
+export async function holdsFor(
+  probe: () => boolean | Promise<boolean>,
+  durationMs: number,
+  intervalMs = 250,
+): Promise<boolean> {
   const end = Date.now() + durationMs;
   while (Date.now() < end) {
     if (!(await probe())) return false;
