@@ -8,6 +8,7 @@
  * a file in none or in two stops jest here, so a new file cannot slip out of `npm test`.
  */
 const { readdirSync } = require('node:fs');
+const { availableParallelism } = require('node:os');
 const path = require('node:path');
 
 const UNIT = [
@@ -81,5 +82,8 @@ const tier = (name, files) => ({
 module.exports = {
   // A global option: jest ignores testTimeout inside a project (5 s would then apply to every tier).
   testTimeout: 60_000,
+  // jest's default (cores - 1) is one worker on a 2-core machine; the process-level files spend their time waiting
+  // on their children, so two at a time nearly halve the suite without competing for the CPU.
+  maxWorkers: Math.max(2, availableParallelism() - 1),
   projects: [tier('unit', UNIT), tier('integration', INTEGRATION), tier('e2e', E2E)],
 };

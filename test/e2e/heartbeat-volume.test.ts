@@ -60,7 +60,7 @@ describe('e2e case 5: heartbeat volume faults', () => {
     const after = await pod.livez();
     expect(`${after.status} ${after.reason}`).toBe('200 ok');
     const sidecarSaid = pod.logLines(pod.sidecarLogFile).filter((l) => l.json && Date.parse(String(l.json.timestamp)) >= since && said.test(l.text));
-    report(`heartbeat ${_label} for 2 s: ${pod.batcherRestarts - before} restarts; sidecar: ${sidecarSaid[0]?.json?.message ?? '(nothing logged)'}`);
+    report(`heartbeat ${_label} for 2 s: ${pod.batcherRestarts - before} restarts; sidecar: ${sidecarSaid[0]?.text ?? '(nothing logged)'}`);
     expect(pod.batcherRestarts).toBe(before);
     // A missing file is normal between an instance's start and its first write, so the sidecar logs it only when
     // it lasts (the verdict); the other three are always worth a line.
@@ -87,7 +87,7 @@ describe('e2e case 5: heartbeat volume faults', () => {
       }
       const term = pod.eventsFor('cfs-batcher', /sending SIGTERM/, t0)[0]!;
       const writeErr = pod.logLines().find((l) => l.json && Date.parse(String(l.json.timestamp)) >= t0 && /Unable to write heartbeat/.test(l.text));
-      report(`volume ${label}: restart ordered after ${((term.at - t0) / 1000).toFixed(1)} s (bound ${BOUND} s); batcher said: ${String(writeErr?.json?.message ?? '(nothing)')}`);
+      report(`volume ${label}: restart ordered after ${((term.at - t0) / 1000).toFixed(1)} s (bound ${BOUND} s); batcher said: ${writeErr?.text ?? '(nothing)'}`);
       // Order of events, not a clock: the batcher said why it could not write before the kubelet acted on the verdict.
       expect(writeErr?.text).toMatch(errno);
       expect(Date.parse(String(writeErr?.json?.timestamp))).toBeLessThanOrEqual(term.at);
