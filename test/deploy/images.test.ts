@@ -130,7 +130,8 @@ async function stopChild(child: ChildProcess): Promise<number | null> {
   if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   child.kill('SIGTERM');
-  const t = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  // A deadline, not a timing check: only a program that ignores SIGTERM is still there (seen 10 s+ on a loaded machine).
+  const t = setTimeout(() => child.kill('SIGKILL'), 45_000);
   const code = await exited;
   clearTimeout(t);
   return code;
