@@ -4,8 +4,9 @@
  * - integration: in-process simulator and real client, the sidecar app, contract tests, manifests, promtool,
  *   amtool, kubectl, and one-shot CLI runs (a program started, answered and gone within a second);
  * - e2e: the programs as running processes (a pod, a simulator, a batcher or a sidecar that has to be stopped).
- * `npm run test:fast` = unit + integration; `npm test` = all three. Every test file sits in exactly one tier:
- * a file in none or in two stops jest here, so a new file cannot slip out of `npm test`.
+ * `npm run test:fast` = unit + integration; `npm test` = all three. Every test file sits in exactly one tier: unit
+ * and e2e are listed, every other file is integration (so a new file cannot slip out of `npm test`), and a listed
+ * file that does not exist or is listed twice stops jest here. A new file that spawns a program goes in E2E.
  */
 const { readdirSync } = require('node:fs');
 const { availableParallelism } = require('node:os');
