@@ -3,8 +3,7 @@
  * flight. It must be restarted, rebuild its state from the in-flight sessions ("Found n incomplete"), and no
  * component may end up in two active sessions.
  */
-import { Pod, smallScenario, waitAllConfigured } from '../helpers/pod';
-import { killAll } from '../helpers/proc';
+import { closePodsAfter, Pod, smallScenario, waitAllConfigured } from '../helpers/pod';
 import { report, waitFor } from '../helpers/wait';
 
 const N = 12;
@@ -14,11 +13,7 @@ type Crash = 'SIGKILL' | 'throw' | 'reject' | 'oom';
 
 describe('e2e case 3: batcher crash with sessions in flight', () => {
   let pod: Pod | undefined;
-  afterEach(async () => {
-    await pod?.close();
-    pod = undefined;
-  });
-  afterAll(killAll);
+  closePodsAfter('each');
 
   // How each one ends: the exit the kubelet saw, and the line the dying process wrote (none for SIGKILL).
   it.each<[Crash, RegExp, RegExp | null]>([

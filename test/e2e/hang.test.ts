@@ -5,8 +5,7 @@
  *   inside a phase (a call that never returns): phase budget + f*p + t + g
  */
 import { readHeartbeat } from '@cfs-batcher/shared';
-import { FAST_BATCHER_ENV, FAST_LIVENESS, FAST_SIDECAR_ENV, Pod, smallScenario, waitAllConfigured } from '../helpers/pod';
-import { killAll } from '../helpers/proc';
+import { closePodsAfter, FAST_BATCHER_ENV, FAST_LIVENESS, FAST_SIDECAR_ENV, Pod, smallScenario, waitAllConfigured } from '../helpers/pod';
 import { holdsFor, report, waitFor } from '../helpers/wait';
 
 const CHECK_INTERVAL = 1;
@@ -44,11 +43,7 @@ async function expectRestarted(pod: Pod, t0: number, boundS: number, label: stri
 
 describe('e2e case 2: hung batcher', () => {
   let pod: Pod | undefined;
-  afterEach(async () => {
-    await pod?.close();
-    pod = undefined;
-  });
-  afterAll(killAll);
+  closePodsAfter('each');
 
   it('SIGSTOP, then a blocked event loop: each is detected and restarted within T + f*p + t + g', async () => {
     pod = new Pod({ name: 'hang', scenario: smallScenario(8, { batchSize: BATCH, runningMs: 400 }) });

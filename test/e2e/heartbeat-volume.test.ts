@@ -6,8 +6,7 @@
  */
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { HEARTBEAT_MAX_BYTES, readHeartbeat } from '@cfs-batcher/shared';
-import { FAST_LIVENESS, FAST_SIDECAR_ENV, Pod, smallScenario, waitAllConfigured } from '../helpers/pod';
-import { killAll } from '../helpers/proc';
+import { closePodsAfter, FAST_LIVENESS, FAST_SIDECAR_ENV, Pod, smallScenario, waitAllConfigured } from '../helpers/pod';
 import { report, waitFor } from '../helpers/wait';
 
 const BATCH = 4;
@@ -34,10 +33,7 @@ describe('e2e case 5: heartbeat volume faults', () => {
     await pod.waitBatcherStarted();
     await waitAllConfigured(pod, 40_000);
   }, 60_000);
-  afterAll(async () => {
-    await pod?.close();
-    await killAll();
-  });
+  closePodsAfter('all');
 
   it.each<[string, () => Buffer | null, RegExp]>([
     ['deleted', () => null, /missing|no heartbeat file/],

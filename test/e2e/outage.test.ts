@@ -5,8 +5,7 @@
  */
 import net from 'node:net';
 import { request, sendJson } from '../helpers/http';
-import { Pod, smallScenario, waitAllConfigured } from '../helpers/pod';
-import { killAll } from '../helpers/proc';
+import { closePodsAfter, Pod, smallScenario, waitAllConfigured } from '../helpers/pod';
 import { report, waitFor } from '../helpers/wait';
 
 const N = 8;
@@ -35,10 +34,7 @@ function accepts(url: string): Promise<boolean> {
 
 describe('e2e case 4: CFS outage', () => {
   let pod: Pod | undefined;
-  afterAll(async () => {
-    await pod?.close();
-    await killAll();
-  });
+  closePodsAfter('all');
 
   it('refused, 5xx and 30 s latency: zero restarts, sessions resume after recovery', async () => {
     pod = new Pod({ name: 'outage', scenario: smallScenario(N, { batchSize: BATCH, runningMs: 300, checkInterval: CHECK_INTERVAL_S, batchWindow: BATCH_WINDOW_S }) });

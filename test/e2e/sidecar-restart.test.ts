@@ -10,8 +10,7 @@
  * design, as nothing vouches for it then), measured by `npm run bench`, not by this test.
  */
 import type { ContainerProbes } from '../../scripts/src/prober';
-import { FAST_BATCHER_PROBES, Pod, smallScenario, waitAllConfigured } from '../helpers/pod';
-import { killAll } from '../helpers/proc';
+import { closePodsAfter, FAST_BATCHER_PROBES, Pod, smallScenario, waitAllConfigured } from '../helpers/pod';
 import { report, waitFor } from '../helpers/wait';
 
 const BATCH = 4;
@@ -24,10 +23,7 @@ const PROBES: ContainerProbes = {
 
 describe('e2e case 6: sidecar crash and restart', () => {
   let pod: Pod | undefined;
-  afterAll(async () => {
-    await pod?.close();
-    await killAll();
-  });
+  closePodsAfter('all');
 
   it('SIGKILL of the sidecar, twice: the sidecar comes back judging the batcher live; the batcher is never restarted', async () => {
     pod = new Pod({ name: 'sidecar', scenario: smallScenario(8, { batchSize: BATCH }), batcherProbes: PROBES });

@@ -12,7 +12,7 @@ import type { ContainerProbes } from '../../scripts/src/prober';
 import type { Proc } from '../../scripts/src/proc';
 import { request } from './http';
 import { SimControl } from './sim-control';
-import { REPO_ROOT } from './proc';
+import { REPO_ROOT, killAll } from './proc';
 import { makeTempDir } from './tmp';
 import { waitFor } from './wait';
 import { FAST_BATCHER_ENV, FAST_BATCHER_PROBES, FAST_SIDECAR_ENV, FAST_SIDECAR_PROBES } from './pod-settings';
@@ -37,6 +37,24 @@ export interface PodConfig {
 export type BatcherFault =
   'busy-loop' | 'never-send' | 'throw' | 'reject' | 'oom' | 'heartbeat-eacces' | 'heartbeat-enospc';
 
+/** Pods not yet closed: `closePodsAfter` closes them, even after a failed test. */
+const openPods = new Set<Pod>();
+
+/**
+ * Registers the suite's clean-up: every pod still open is closed after each test ('each') or after the file
+ * ('all'), then any child process left is killed. One line instead of the same hooks in every e2e file.
+ */
+export function closePodsAfter(when: 'each' | 'all'): void {
+  const closeOpen = async (): Promise<void> => {
+    for (const pod of [...openPods]) await pod.close();
+  };
+  if (when === 'each') afterEach(closeOpen);
+  afterAll(async () => {
+    await closeOpen();
+    await killAll();
+  });
+}
+
 export class Pod extends SimControl {
   readonly tmp = makeTempDir('pod');
   readonly heartbeatPath = path.join(this.tmp.dir, 'hb', 'heartbeat.json');
@@ -45,6 +63,7 @@ export class Pod extends SimControl {
 
   constructor(readonly cfg: PodConfig) {
     super(() => this.simOrigin);
+    openPods.add(this);
     const scenarioFile = path.join(this.tmp.dir, 'scenario.json');
     const server = { controlPort: 0, ...(cfg.scenario.server as Record<string, unknown> | undefined) };
     writeFileSync(scenarioFile, JSON.stringify({ ...cfg.scenario, server }));
@@ -214,6 +233,7 @@ export class Pod extends SimControl {
   }
 
   async close(): Promise<void> {
+    openPods.delete(this);
     await this.pod.close(8000);
     this.tmp.cleanup();
   }
