@@ -98,7 +98,8 @@ async function main(argv: readonly string[]): Promise<number> {
     name: 'local',
     scenarioFile: scenario,
     simPort,
-    simEnv: { LOG_LEVEL: process.env.LOG_LEVEL ?? 'INFO' },
+    // The user's environment, as before (CFS_OPENAPI_SPEC and friends reach the simulator).
+    simEnv: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'INFO' },
     logDir: runDir,
     heartbeatPath,
     healthPort,
