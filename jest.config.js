@@ -1,13 +1,92 @@
-/** Jest runs the TypeScript sources directly; workspace packages map to their src. */
-module.exports = {
+/**
+ * Jest runs the TypeScript sources directly; workspace packages map to their src. Three tiers (jest `projects`):
+ * - unit: pure code, no socket, file or process (fake clocks where time matters);
+ * - integration: in-process simulator and real client, the sidecar app, contract tests, manifests, promtool,
+ *   amtool, kubectl, and one-shot CLI runs (a program started, answered and gone within a second);
+ * - e2e: the programs as running processes (a pod, a simulator, a batcher or a sidecar that has to be stopped).
+ * `npm run test:fast` = unit + integration; `npm test` = all three. Every test file sits in exactly one tier: unit
+ * and e2e are listed, every other file is integration (so a new file cannot slip out of `npm test`), and a listed
+ * file that does not exist or is listed twice stops jest here. A new file that spawns a program goes in E2E.
+ */
+const { readdirSync } = require('node:fs');
+const { availableParallelism } = require('node:os');
+const path = require('node:path');
+
+const UNIT = [
+  'batcher/batch-book',
+  'batcher/config',
+  'batcher/intern',
+  'batcher/pacing-rules',
+  'batcher/rules',
+  'client/record-fast-path',
+  'deploy/prober',
+  'e2e/invariants',
+  'sidecar/verdict',
+  'sim/status',
+];
+
+const E2E = [
+  'e2e/ambiguous-creates',
+  'batcher/process',
+  'deploy/images',
+  'deploy/local-pod',
+  'deploy/npm-start',
+  'e2e/crash',
+  'e2e/hang',
+  'e2e/heartbeat-volume',
+  'e2e/outage',
+  'e2e/seed-404',
+  'e2e/sidecar-restart',
+  'e2e/stall',
+  'observability/prometheus-e2e',
+  'observability/traces-e2e',
+  'sidecar/e2e',
+  'sidecar/start-failures',
+  'sidecar/tracing',
+];
+
+function testFiles(dir) {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) return testFiles(p);
+    return e.name.endsWith('.test.ts')
+      ? [path.relative(path.join(__dirname, 'test'), p).replace(/\.test\.ts$/, '')]
+      : [];
+  });
+}
+
+const ALL = testFiles(path.join(__dirname, 'test'));
+for (const name of [...UNIT, ...E2E]) {
+  if (!ALL.includes(name))
+    throw new Error(`jest.config.js: test/${name}.test.ts is listed in a tier but does not exist`);
+}
+const doubled = UNIT.filter((n) => E2E.includes(n));
+if (doubled.length > 0) throw new Error(`jest.config.js: in two tiers: ${doubled.join(', ')}`);
+const INTEGRATION = ALL.filter((n) => !UNIT.includes(n) && !E2E.includes(n));
+
+const common = {
   testEnvironment: 'node',
+  rootDir: __dirname,
   roots: ['<rootDir>/test'],
-  testMatch: ['**/*.test.ts'],
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/test/tsconfig.json' }] },
   moduleNameMapper: {
     '^@cfs-batcher/(shared|cfs-sim|batcher|sidecar-health)$': '<rootDir>/$1/src/index.ts',
     // subpath entries (package.json "exports"): @cfs-batcher/shared/tracing -> shared/src/tracing.ts
     '^@cfs-batcher/(shared|cfs-sim|batcher|sidecar-health)/([a-z-]+)$': '<rootDir>/$1/src/$2.ts',
   },
-  testTimeout: 60000,
+};
+
+const tier = (name, files) => ({
+  ...common,
+  displayName: name,
+  testMatch: files.map((f) => `<rootDir>/test/${f}.test.ts`),
+});
+
+module.exports = {
+  // A global option: jest ignores testTimeout inside a project (5 s would then apply to every tier).
+  testTimeout: 60_000,
+  // jest's default (cores - 1) is one worker on a 2-core machine; the process-level files spend their time waiting
+  // on their children, so two at a time nearly halve the suite without competing for the CPU.
+  maxWorkers: Math.max(2, availableParallelism() - 1),
+  projects: [tier('unit', UNIT), tier('integration', INTEGRATION), tier('e2e', E2E)],
 };

@@ -8,7 +8,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { readHeartbeat, type Heartbeat } from '@cfs-batcher/shared';
-import { httpJson, rssMb, sleep, startNode, startSim, waitUntil } from './bench-procs';
+import { httpJson, rssMb, sleep, startNode, startSim } from './bench-procs';
+import { waitFor } from './wait';
 import { median } from './bench-stats';
 
 export interface CycleRun {
@@ -37,10 +38,13 @@ async function simTotal(origin: string): Promise<{ total: number; byRoute: Recor
 
 /** Waits for the first heartbeat in `sleep` of a cycle after `after`; returns it. */
 async function nextSleep(file: string, after: number, timeoutMs: number): Promise<Heartbeat> {
-  return waitUntil(`a cycle after #${after}`, timeoutMs, async () => {
-    const h = await hb(file);
-    return h && h.phase === 'sleep' && h.cycle > after ? h : undefined;
-  }, 20);
+  return waitFor(
+    async () => {
+      const h = await hb(file);
+      return h && h.phase === 'sleep' && h.cycle > after ? h : undefined;
+    },
+    { what: `a cycle after #${after}`, timeoutMs, intervalMs: 20 },
+  );
 }
 
 export async function runCycleBench(n: number, o: { nodeOptions: string; measureCycles: number; log: (m: string) => void }): Promise<CycleRun> {
@@ -64,22 +68,21 @@ export async function runCycleBench(n: number, o: { nodeOptions: string; measure
     STARTING_CFS_LOG_LEVEL: 'WARNING',
   });
   try {
-    const pid = batcher.proc.pid ?? -1;
+    const pid = batcher.pid;
     const t0 = Date.now();
     // Filled: nothing queued, sessions exist, and two cycles in a row created nothing.
     let lastCreated = -1;
     let quiet = 0;
     let cycle = 0;
     const expectMin = Math.ceil(n / BATCH_SIZE);
-    const filled = await waitUntil(`all ${n} components in sessions`, 600_000, async () => {
-      if (batcher.exited) throw new Error(`batcher exited: ${batcher.lines.slice(-5).join('\n')}`);
+    const filled = await waitFor(async () => {
       const h = await nextSleep(hbFile, cycle, 600_000);
       cycle = h.cycle;
       const created = h.counters.sessions_created_total;
       quiet = created === lastCreated && h.counters.batches_queued === 0 && created >= expectMin ? quiet + 1 : 0;
       lastCreated = created;
       return quiet >= 2 ? h : undefined;
-    }, 0);
+    }, { what: `all ${n} components in sessions`, timeoutMs: 600_000, intervalMs: 0, abort: () => (batcher.alive ? null : `batcher exited: ${batcher.tail(5)}`) });
     const fillSeconds = (Date.now() - t0) / 1000;
     o.log(`  ${n}: ${filled.counters.sessions_created_total} sessions after ${fillSeconds.toFixed(1)} s; measuring ${o.measureCycles} cycles`);
     const start = await nextSleep(hbFile, filled.cycle, 120_000);

@@ -1,7 +1,7 @@
 /** Sidecar /livez latency under a steady 200 requests/s (open loop: requests are sent on schedule, not after answers). */
 import http from 'node:http';
 import { benchScenario, startBenchPod } from './bench-pod';
-import { waitUntil } from './bench-procs';
+import { waitFor } from './wait';
 import { percentile } from './bench-stats';
 
 export interface LivezRun {
@@ -44,7 +44,7 @@ function probeOnce(port: number): Promise<{ ms: number; status: number; why?: st
 export async function runLivezBench(o: { rate: number; seconds: number }): Promise<LivezRun> {
   const pod = await startBenchPod({ scenario: benchScenario() });
   try {
-    await waitUntil('the batcher to pass its startup probe', 120_000, () => (pod.batcher.snapshot.startupPassed ? true : undefined), 200);
+    await waitFor(() => pod.batcher.snapshot.startupPassed, { what: 'the batcher to pass its startup probe', timeoutMs: 120_000, intervalMs: 200 });
     const total = o.rate * o.seconds;
     const results: Array<{ ms: number; status: number; why?: string }> = [];
     const inflight: Promise<void>[] = [];

@@ -1,25 +1,22 @@
 /**
- * A pod for the benchmarks: simulator + batcher + sidecar, the two containers supervised by the local pod's
- * kubelet model with the manifest's own probes and env (only URLs, paths and ports replaced).
+ * A pod for the benchmarks: the shared assembler (pod.ts) with the manifest's own probes and env (only URLs,
+ * paths and ports replaced).
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { SupervisedContainer } from './container';
-import { containerEnv } from './pod-env';
+import type { SupervisedContainer } from './container';
+import { LocalPod, type PodEvent } from './pod';
+import { manifestContainers } from './pod-env';
 import { BATCHER_CONTAINER, SIDECAR_CONTAINER, loadPodSpec, type PodSpec } from './pod-spec';
-import { ROOT, sleep, startSim, type Child } from './bench-procs';
-import { freePort } from './local-pod';
+import type { Proc } from './proc';
+import { ROOT } from './bench-procs';
 
-export interface PodEvent {
-  at: number;
-  container: string;
-  message: string;
-}
+export type { PodEvent } from './pod';
 
 export interface BenchPod {
   spec: PodSpec;
-  sim: Child;
+  sim: Proc;
   origin: string;
   healthPort: number;
   heartbeatPath: string;
@@ -29,69 +26,42 @@ export interface BenchPod {
   close(): Promise<void>;
 }
 
-export async function startBenchPod(o: { scenario: Record<string, unknown>; sidecarEnv?: Record<string, string> }): Promise<BenchPod> {
+export async function startBenchPod(o: {
+  scenario: Record<string, unknown>;
+  sidecarEnv?: Record<string, string>;
+}): Promise<BenchPod> {
   const spec = loadPodSpec(ROOT);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'cfsb-benchpod-'));
   const scenarioFile = path.join(dir, 'scenario.json');
   writeFileSync(scenarioFile, JSON.stringify(o.scenario));
-  mkdirSync(path.join(dir, 'hb'));
-  const heartbeat = path.join(dir, 'hb', 'heartbeat.json');
-  const { child: sim, origin } = await startSim(scenarioFile);
-  const healthPort = await freePort();
-  const events: PodEvent[] = [];
-  const onMessage = (container: string, message: string): void => void events.push({ at: Date.now(), container, message });
-  const id = { podName: 'cfs-batcher-bench', namespace: 'services' };
-  const local = { CFS_API_URL: `${origin}/v3`, HEARTBEAT_PATH: heartbeat, OTEL_SDK_DISABLED: 'true', CA_CERT: undefined, OTEL_EXPORTER_OTLP_ENDPOINT: undefined };
-  const mapPort = (p: number): number => (p === 8081 ? healthPort : p);
-  const b = spec.containers[BATCHER_CONTAINER]!;
-  const s = spec.containers[SIDECAR_CONTAINER]!;
-  const batcher = new SupervisedContainer({
-    name: BATCHER_CONTAINER,
-    command: process.execPath,
-    args: [path.join(ROOT, 'batcher/dist/main.js')],
-    cwd: ROOT,
-    env: containerEnv(b, id, { ...local, METRICS_PORT: '0' }, process.env),
-    probes: b.probes,
-    mapPort,
-    logFile: path.join(dir, 'batcher.log'),
-    onMessage,
+  const heartbeatPath = path.join(dir, 'hb', 'heartbeat.json');
+  const pod = new LocalPod({
+    name: 'bench',
+    scenarioFile,
+    logDir: dir,
+    heartbeatPath,
+    tickMs: 50,
+    simStartMs: 120_000,
+    containers: (sim, healthPort) =>
+      manifestContainers(spec, {
+        id: { podName: 'cfs-batcher-bench', namespace: 'services' },
+        local: { CFS_API_URL: sim.cfsUrl, HEARTBEAT_PATH: heartbeatPath, OTEL_SDK_DISABLED: 'true' },
+        batcher: { METRICS_PORT: '0' },
+        sidecar: { HEALTH_PORT: String(healthPort), HEALTH_HOST: '127.0.0.1', ...o.sidecarEnv },
+      }),
   });
-  const sidecar = new SupervisedContainer({
-    name: SIDECAR_CONTAINER,
-    command: process.execPath,
-    args: [path.join(ROOT, 'sidecar-health/dist/main.js')],
-    cwd: ROOT,
-    env: containerEnv(s, id, { ...local, HEALTH_PORT: String(healthPort), HEALTH_HOST: '127.0.0.1', ...o.sidecarEnv }, process.env),
-    probes: s.probes,
-    mapPort,
-    logFile: path.join(dir, 'sidecar.log'),
-    onMessage,
-  });
-  const ticker = setInterval(() => {
-    sidecar.tick();
-    batcher.tick();
-  }, 50);
-  sidecar.tick();
-  batcher.tick();
+  await pod.start();
   return {
     spec,
-    sim,
-    origin,
-    healthPort,
-    heartbeatPath: heartbeat,
-    batcher,
-    sidecar,
-    events,
+    sim: pod.sim,
+    origin: pod.endpoints.cfsOrigin,
+    healthPort: pod.healthPort,
+    heartbeatPath,
+    batcher: pod.container(BATCHER_CONTAINER),
+    sidecar: pod.container(SIDECAR_CONTAINER),
+    events: pod.events,
     close: async () => {
-      const stopping = Promise.all([batcher.stop(), sidecar.stop()]);
-      let cap: NodeJS.Timeout | undefined;
-      await Promise.race([stopping, new Promise((r) => (cap = setTimeout(r, 40_000)))]);
-      clearTimeout(cap);
-      clearInterval(ticker);
-      batcher.closeLog();
-      sidecar.closeLog();
-      await sim.stop();
-      await sleep(100);
+      await pod.close(40_000);
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -1,90 +1,59 @@
-/** Process and HTTP plumbing for the benchmarks (the bench measures other processes, never itself). */
-import { spawn, type ChildProcess } from 'node:child_process';
+/**
+ * Process and HTTP plumbing for the benchmarks (the bench measures other processes, never itself). Processes are
+ * the shared spawner's (proc.ts), waits the shared waitFor (wait.ts).
+ */
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
-import path from 'node:path';
+import { Proc, REPO_ROOT } from './proc';
+import { waitFor } from './wait';
 
-export const ROOT = path.resolve(__dirname, '..', '..');
-
-export interface Child {
-  proc: ChildProcess;
-  lines: string[];
-  exited: boolean;
-  stop(): Promise<void>;
-}
+export const ROOT = REPO_ROOT;
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
 
 /** Runs `node <script>`; keeps the last 2000 output lines (for errors and the ready line). */
-export function startNode(script: string, args: string[], env: Record<string, string>, nodeArgs: string[] = []): Child {
-  const proc = spawn(process.execPath, [...nodeArgs, path.join(ROOT, script), ...args], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', OTEL_SDK_DISABLED: 'true', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const child: Child = {
-    proc,
-    lines: [],
-    exited: false,
-    stop: async () => {
-      if (child.exited) return;
-      proc.kill('SIGTERM');
-      proc.kill('SIGCONT');
-      for (let i = 0; i < 50 && !child.exited; i++) await sleep(100);
-      if (!child.exited) proc.kill('SIGKILL');
-      for (let i = 0; i < 50 && !child.exited; i++) await sleep(100);
-    },
-  };
-  for (const s of [proc.stdout, proc.stderr]) {
-    let buf = '';
-    s?.setEncoding('utf8');
-    s?.on('data', (c: string) => {
-      buf += c;
-      const parts = buf.split('\n');
-      buf = parts.pop() ?? '';
-      child.lines.push(...parts);
-      if (child.lines.length > 2000) child.lines.splice(0, child.lines.length - 2000);
-    });
-  }
-  proc.once('exit', () => (child.exited = true));
-  return child;
+export function startNode(script: string, args: string[], env: Record<string, string>, nodeArgs: string[] = []): Proc {
+  return new Proc({ name: script.split('/')[0] ?? script, script, args, env, nodeArgs, keepLines: 2000 });
 }
 
-export async function waitUntil<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined> | T | undefined, stepMs = 100): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    try {
-      const v = await probe();
-      if (v !== undefined) return v;
-    } catch {
-      /* not yet */
-    }
-    await sleep(stepMs);
-  }
-  throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
+/**
+ * The detection bench's older call shape over waitFor (an `undefined` probe result means "not yet").
+ * @deprecated use waitFor from wait.ts; kept while scripts/src/bench-detect.ts still calls it.
+ */
+export function waitUntil<T>(
+  what: string,
+  timeoutMs: number,
+  probe: () => Promise<T | undefined> | T | undefined,
+  stepMs = 100,
+): Promise<T> {
+  return waitFor(probe, { what, timeoutMs, intervalMs: stepMs });
 }
 
 /** Starts the simulator on an ephemeral port with a scenario file; resolves with its origin. */
-export async function startSim(scenarioFile: string): Promise<{ child: Child; origin: string }> {
+export async function startSim(scenarioFile: string): Promise<{ child: Proc; origin: string }> {
   const child = startNode('cfs-sim/dist/main.js', ['--port', '0', '--scenario', scenarioFile], { LOG_LEVEL: 'INFO' });
-  const origin = await waitUntil('the simulator to listen', 120_000, () => {
-    if (child.exited) throw new Error(`simulator exited: ${child.lines.slice(-5).join('\n')}`);
-    for (const l of child.lines) {
-      const m = /"url":"(http:\/\/127\.0\.0\.1:\d+)\/v3"/.exec(l);
-      if (m) return m[1];
-    }
-    return undefined;
-  });
-  return { child, origin };
+  const ready = await child.waitForLine(
+    (l) => typeof l.json?.port === 'number',
+    120_000,
+    0,
+    () => (child.alive ? null : `simulator exited: ${child.tail(5)}`),
+  );
+  return { child, origin: `http://127.0.0.1:${Number(ready.json?.port)}` };
 }
 
-export function httpJson(method: string, url: string, body?: unknown, timeoutMs = 10_000): Promise<{ status: number; json: unknown; ms: number }> {
+export function httpJson(
+  method: string,
+  url: string,
+  body?: unknown,
+  timeoutMs = 10_000,
+): Promise<{ status: number; json: unknown; ms: number }> {
   const t0 = process.hrtime.bigint();
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-    const req = http.request(url, { method, agent: false, headers: payload ? { 'content-type': 'application/json', 'content-length': String(payload.length) } : {} }, (res) => {
+    const headers = payload ? { 'content-type': 'application/json', 'content-length': String(payload.length) } : {};
+    const req = http.request(url, { method, agent: false, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {

@@ -10,7 +10,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { readHeartbeat } from '@cfs-batcher/shared';
-import { httpJson, sleep, startNode, startSim, type Child } from './bench-procs';
+import { httpJson, sleep, startNode, startSim } from './bench-procs';
+import type { Proc as Child } from './proc';
 import { countComponentStatuses } from './sim-client';
 
 export interface SoakOptions {
@@ -139,17 +140,17 @@ export async function runSoak(o: SoakOptions): Promise<SoakRun> {
         const times = (faults[ruleIds.indexOf(id)]?.rule.scope as { times?: number } | undefined)?.times;
         const count = now ? now.fired : (times ?? before); // a rule past its `times` leaves the list
         fired.set(id, count);
-        if (id === killRule && count > before && !batcher.exited) {
+        if (id === killRule && count > before && batcher.alive) {
           // The POST is held in flight by the simulator: the batcher dies now, and comes back 0.5 s later.
-          batcher.proc.kill('SIGKILL');
+          batcher.signal('SIGKILL');
           kills += 1;
-          for (let j = 0; j < 50 && !batcher.exited; j++) await sleep(20);
+          for (let j = 0; j < 50 && batcher.alive; j++) await sleep(20);
           await sleep(500);
           batcher = startNode('batcher/dist/main.js', [], env);
         }
       }
-      if (batcher.exited) {
-        o.log(`  batcher exited on its own: ${batcher.lines.slice(-3).join(' | ')}`);
+      if (!batcher.alive) {
+        o.log(`  batcher exited on its own: ${batcher.tail(3)}`);
         await sleep(500);
         batcher = startNode('batcher/dist/main.js', [], env);
       }

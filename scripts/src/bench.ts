@@ -10,6 +10,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { parseArgs } from 'node:util';
 import { runCycleBench, type CycleRun } from './bench-cycle';
 import { runDetect, type DetectRun } from './bench-detect';
 import { runLivezBench, type LivezRun } from './bench-livez';
@@ -27,29 +28,40 @@ interface Args {
 }
 
 export function parseBenchArgs(argv: readonly string[]): Args {
-  const a: Args = { runs: 3, sizes: [1000, 10_000, 50_000], livezSeconds: 10, only: new Set(['cycle', 'livez', 'detect', 'soak']), soak: { components: 12_000, ambiguous: 1000 } };
-  for (let i = 0; i < argv.length; i++) {
-    const f = argv[i];
-    const v = (): string => {
-      const x = argv[++i];
-      if (x === undefined) throw new Error(`${f} needs a value`);
-      return x;
-    };
-    if (f === '--runs') a.runs = Math.max(1, Number(v()));
-    else if (f === '--sizes') a.sizes = v().split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0);
-    else if (f === '--livez-seconds') a.livezSeconds = Math.max(1, Number(v()));
-    else if (f === '--only') a.only = new Set(v().split(','));
-    else if (f === '--soak') {
-      const [components, ambiguous] = v().split(',').map(Number);
-      a.soak = { components: components ?? 12_000, ambiguous: ambiguous ?? 1000 };
-    }
-    else if (f === '--quick') {
-      a.runs = 1;
-      a.sizes = [1000];
-      a.livezSeconds = 3;
-      a.soak = { components: 600, ambiguous: 60 };
-    } else throw new Error(`unknown option ${f}`);
+  const { values: v } = parseArgs({
+    args: [...argv],
+    strict: true,
+    allowPositionals: false,
+    options: {
+      runs: { type: 'string' },
+      sizes: { type: 'string' },
+      'livez-seconds': { type: 'string' },
+      only: { type: 'string' },
+      soak: { type: 'string' },
+      quick: { type: 'boolean', default: false },
+    },
+  });
+  const a: Args = {
+    runs: 3,
+    sizes: [1000, 10_000, 50_000],
+    livezSeconds: 10,
+    only: new Set(['cycle', 'livez', 'detect', 'soak']),
+    soak: { components: 12_000, ambiguous: 1000 },
+  };
+  if (v.quick) {
+    a.runs = 1;
+    a.sizes = [1000];
+    a.livezSeconds = 3;
+    a.soak = { components: 600, ambiguous: 60 };
   }
+  if (v.soak !== undefined) {
+    const [components, ambiguous] = v.soak.split(',').map(Number);
+    a.soak = { components: components ?? 12_000, ambiguous: ambiguous ?? 1000 };
+  }
+  if (v.runs !== undefined) a.runs = Math.max(1, Number(v.runs));
+  if (v.sizes !== undefined) a.sizes = v.sizes.split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0);
+  if (v['livez-seconds'] !== undefined) a.livezSeconds = Math.max(1, Number(v['livez-seconds']));
+  if (v.only !== undefined) a.only = new Set(v.only.split(','));
   return a;
 }
 

@@ -46,18 +46,21 @@ export function httpProbe(host: string, port: number, path: string, timeoutMs: n
       clearTimeout(timer);
       resolve(o);
     };
-    const req = http.get({ host, port, path, headers: { 'User-Agent': 'kube-probe/local-pod', Accept: '*/*' } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => {
-        if (chunks.length < 16) chunks.push(c);
-      });
-      res.on('end', () => {
-        const code = res.statusCode ?? 0;
-        const body = Buffer.concat(chunks).toString('utf8').slice(0, 300).replace(/\s+/g, ' ').trim();
-        done({ ok: code >= 200 && code < 400, detail: `HTTP ${code}${body ? ` ${body}` : ''}` });
-      });
-      res.on('error', (err) => done({ ok: false, detail: err.message }));
-    });
+    const req = http.get(
+      { host, port, path, headers: { 'User-Agent': 'kube-probe/local-pod', Accept: '*/*' } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => {
+          if (chunks.length < 16) chunks.push(c);
+        });
+        res.on('end', () => {
+          const code = res.statusCode ?? 0;
+          const body = Buffer.concat(chunks).toString('utf8').slice(0, 300).replace(/\s+/g, ' ').trim();
+          done({ ok: code >= 200 && code < 400, detail: `HTTP ${code}${body ? ` ${body}` : ''}` });
+        });
+        res.on('error', (err) => done({ ok: false, detail: err.message }));
+      },
+    );
     const timer = setTimeout(() => {
       req.destroy();
       done({ ok: false, detail: `timeout after ${timeoutMs} ms` });
@@ -183,7 +186,14 @@ export class SupervisedContainer {
   private runProbe(probe: ProbeKind, spec: ProbeSpec, generation: number): void {
     const port = this.opts.mapPort(spec.port);
     void httpProbe('127.0.0.1', port, spec.path, spec.timeoutSeconds * 1000).then((o) => {
-      this.dispatch({ type: 'probe', nowMs: this.now(), probe, generation, ok: o.ok, detail: `${spec.path} ${o.detail}` });
+      this.dispatch({
+        type: 'probe',
+        nowMs: this.now(),
+        probe,
+        generation,
+        ok: o.ok,
+        detail: `${spec.path} ${o.detail}`,
+      });
     });
   }
 }

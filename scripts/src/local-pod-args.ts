@@ -1,4 +1,5 @@
-/** The local pod's command line: options, defaults and the usage text. */
+/** The local pod's command line: options, defaults and the usage text (node's util.parseArgs). */
+import { parseArgs as parseArgv } from 'node:util';
 
 export interface LocalPodArgs {
   durationS: number | null;
@@ -15,55 +16,43 @@ export class UsageError extends Error {}
 const USAGE = `usage: node scripts/dist/local-pod.js [--duration SECONDS] [--quiet] [--free-ports]
        [--scenario FILE] [--sim-port PORT] [--check-interval S] [--batch-window S]`;
 
-function intArg(flag: string, raw: string | undefined, min: number): number {
-  if (raw === undefined || !/^\d+$/.test(raw) || Number(raw) < min) throw new UsageError(`${flag} needs an integer >= ${min}`);
+function intArg(flag: string, raw: string | undefined, min: number, fallback: number): number {
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min) throw new UsageError(`--${flag} needs an integer >= ${min}`);
   return Number(raw);
 }
 
 /** Pure: argv (without node and script) -> options. */
 export function parseArgs(argv: readonly string[]): LocalPodArgs {
-  const a: LocalPodArgs = {
-    durationS: null,
-    quiet: false,
-    freePorts: false,
-    scenario: 'cfs-sim/scenarios/demo.json',
-    simPort: 0,
-    checkInterval: 2,
-    batchWindow: 5,
-  };
-  for (let i = 0; i < argv.length; i++) {
-    const flag = argv[i];
-    switch (flag) {
-      case '--duration':
-        a.durationS = intArg(flag, argv[++i], 1);
-        break;
-      case '--quiet':
-        a.quiet = true;
-        break;
-      case '--free-ports':
-        a.freePorts = true;
-        break;
-      case '--scenario': {
-        const v = argv[++i];
-        if (!v) throw new UsageError('--scenario needs a file');
-        a.scenario = v;
-        break;
-      }
-      case '--sim-port':
-        a.simPort = intArg(flag, argv[++i], 0);
-        break;
-      case '--check-interval':
-        a.checkInterval = intArg(flag, argv[++i], 1);
-        break;
-      case '--batch-window':
-        a.batchWindow = intArg(flag, argv[++i], 0);
-        break;
-      case '--help':
-      case '-h':
-        throw new UsageError(USAGE);
-      default:
-        throw new UsageError(`unknown option ${flag}\n${USAGE}`);
-    }
+  let values;
+  try {
+    ({ values } = parseArgv({
+      args: [...argv],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        duration: { type: 'string' },
+        quiet: { type: 'boolean', default: false },
+        'free-ports': { type: 'boolean', default: false },
+        scenario: { type: 'string', default: 'cfs-sim/scenarios/demo.json' },
+        'sim-port': { type: 'string' },
+        'check-interval': { type: 'string' },
+        'batch-window': { type: 'string' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    }));
+  } catch (err) {
+    throw new UsageError(`${(err as Error).message}\n${USAGE}`);
   }
-  return a;
+  if (values.help) throw new UsageError(USAGE);
+  if (values.scenario === '') throw new UsageError('--scenario needs a file');
+  return {
+    durationS: values.duration === undefined ? null : intArg('duration', values.duration, 1, 0),
+    quiet: values.quiet,
+    freePorts: values['free-ports'],
+    scenario: values.scenario,
+    simPort: intArg('sim-port', values['sim-port'], 0, 0),
+    checkInterval: intArg('check-interval', values['check-interval'], 1, 2),
+    batchWindow: intArg('batch-window', values['batch-window'], 0, 5),
+  };
 }

@@ -49,7 +49,11 @@ export async function statusLine(
   if (counts instanceof Error) parts.push(`cfs ${counts.message}`);
   else {
     summary.components = counts;
-    parts.push(`CFS components ${Object.entries(counts).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+    parts.push(
+      `CFS components ${Object.entries(counts)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}`,
+    );
   }
   return parts.join(' | ');
 }

@@ -2,7 +2,9 @@
  * Builds a local process environment from a manifest container, the way the kubelet would (literal values,
  * downward-API fields, `$(VAR)` references), then applies the few local overrides (URLs, paths, ports).
  */
-import type { ContainerSpec } from './pod-spec';
+import path from 'node:path';
+import type { ContainerLaunch } from './pod';
+import { BATCHER_CONTAINER, SIDECAR_CONTAINER, type ContainerSpec, type PodSpec } from './pod-spec';
 
 export interface LocalPodIdentity {
   podName: string;
@@ -62,4 +64,39 @@ export function containerEnv(
 /** Pure: the manifest's literal value for `name`, if any. */
 export function manifestEnv(c: ContainerSpec, name: string): string | undefined {
   return c.env.find((e) => e.name === name)?.value;
+}
+
+/** Per-container overrides of `manifestContainers`, on top of the `local` ones both containers get. */
+export interface ManifestOverrides {
+  id: LocalPodIdentity;
+  local: Record<string, string | undefined>;
+  batcher?: Record<string, string | undefined>;
+  sidecar?: Record<string, string | undefined>;
+  /** The batcher's entry (default batcher/dist/main.js); node options go before it. */
+  batcherArgs?: string[];
+}
+
+/**
+ * The sidecar and the batcher as the manifest runs them (env, probes), for the pod assembler. The cluster-only
+ * CA_CERT and the OTLP endpoint are dropped unless `local` sets them.
+ */
+export function manifestContainers(spec: PodSpec, o: ManifestOverrides): ContainerLaunch[] {
+  const root = path.resolve(__dirname, '..', '..');
+  const local = { CA_CERT: undefined, OTEL_EXPORTER_OTLP_ENDPOINT: undefined, ...o.local };
+  const b = spec.containers[BATCHER_CONTAINER]!;
+  const s = spec.containers[SIDECAR_CONTAINER]!;
+  return [
+    {
+      name: SIDECAR_CONTAINER,
+      nodeArgs: [path.join(root, 'sidecar-health/dist/main.js')],
+      env: containerEnv(s, o.id, { ...local, ...o.sidecar }, process.env),
+      probes: s.probes,
+    },
+    {
+      name: BATCHER_CONTAINER,
+      nodeArgs: o.batcherArgs ?? [path.join(root, 'batcher/dist/main.js')],
+      env: containerEnv(b, o.id, { ...local, ...o.batcher }, process.env),
+      probes: b.probes,
+    },
+  ];
 }

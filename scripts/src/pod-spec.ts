@@ -39,7 +39,8 @@ function isObj(v: unknown): v is Obj {
 
 function num(v: unknown, fallback: number, where: string): number {
   if (v === undefined) return fallback;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) throw new ManifestError(`${where} must be a non-negative integer, got ${JSON.stringify(v)}`);
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0)
+    throw new ManifestError(`${where} must be a non-negative integer, got ${JSON.stringify(v)}`);
   return v;
 }
 
@@ -51,7 +52,10 @@ function probeFrom(raw: unknown, ports: Record<string, number>, where: string): 
   let port: number;
   if (typeof http.port === 'number') port = http.port;
   else if (typeof http.port === 'string' && ports[http.port] !== undefined) port = ports[http.port] as number;
-  else throw new ManifestError(`${where}: port ${JSON.stringify(http.port)} is neither a number nor a port of this container`);
+  else
+    throw new ManifestError(
+      `${where}: port ${JSON.stringify(http.port)} is neither a number nor a port of this container`,
+    );
   const spec: ProbeSpec = {
     path: typeof http.path === 'string' ? http.path : '/',
     port,
@@ -62,7 +66,11 @@ function probeFrom(raw: unknown, ports: Record<string, number>, where: string): 
     successThreshold: num(raw.successThreshold, 1, `${where}.successThreshold`),
   };
   if (raw.terminationGracePeriodSeconds !== undefined) {
-    spec.terminationGracePeriodSeconds = num(raw.terminationGracePeriodSeconds, 30, `${where}.terminationGracePeriodSeconds`);
+    spec.terminationGracePeriodSeconds = num(
+      raw.terminationGracePeriodSeconds,
+      30,
+      `${where}.terminationGracePeriodSeconds`,
+    );
   }
   return spec;
 }
@@ -75,14 +83,16 @@ export function podSpecFromDocuments(docs: unknown[], source: string): PodSpec {
   if (!isObj(deployment)) throw new ManifestError(`${source}: no Deployment named cfs-batcher`);
   const podSpec = (deployment.spec as Obj | undefined)?.template as Obj | undefined;
   const spec = podSpec?.spec;
-  if (!isObj(spec) || !Array.isArray(spec.containers)) throw new ManifestError(`${source}: Deployment has no pod template containers`);
+  if (!isObj(spec) || !Array.isArray(spec.containers))
+    throw new ManifestError(`${source}: Deployment has no pod template containers`);
   const grace = num(spec.terminationGracePeriodSeconds, 30, 'terminationGracePeriodSeconds');
   const containers: Record<string, ContainerSpec> = {};
   for (const c of spec.containers as unknown[]) {
     if (!isObj(c) || typeof c.name !== 'string') throw new ManifestError(`${source}: a container has no name`);
     const ports: Record<string, number> = {};
     for (const p of (c.ports as unknown[] | undefined) ?? []) {
-      if (isObj(p) && typeof p.name === 'string' && typeof p.containerPort === 'number') ports[p.name] = p.containerPort;
+      if (isObj(p) && typeof p.name === 'string' && typeof p.containerPort === 'number')
+        ports[p.name] = p.containerPort;
     }
     const env: ContainerSpec['env'] = [];
     const fieldRefs: ContainerSpec['fieldRefs'] = [];
@@ -125,10 +135,15 @@ export function loadPodSpec(repoRoot: string, kubectl = 'kubectl'): PodSpec {
   const base = path.join(repoRoot, 'manifests', 'base');
   let rendered: string | null = null;
   try {
-    rendered = execFileSync(kubectl, ['kustomize', base], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 30_000 });
+    rendered = execFileSync(kubectl, ['kustomize', base], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 30_000,
+    });
   } catch (err) {
     const e = err as NodeJS.ErrnoException & { stderr?: string };
-    if (e.code !== 'ENOENT') throw new ManifestError(`kubectl kustomize ${base} failed: ${String(e.stderr ?? e.message).trim()}`);
+    if (e.code !== 'ENOENT')
+      throw new ManifestError(`kubectl kustomize ${base} failed: ${String(e.stderr ?? e.message).trim()}`);
   }
   if (rendered !== null) return parseManifestText(rendered, 'kubectl kustomize manifests/base');
   const file = path.join(base, 'deployment.yaml');

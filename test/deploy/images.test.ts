@@ -6,11 +6,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { readHeartbeat, setLogSilent } from '@cfs-batcher/shared';
 import { createSimulator, type Simulator } from '@cfs-batcher/cfs-sim';
+import { freePort } from '../helpers/ports';
+import { waitFor } from '../helpers/wait';
 import { ROOT } from './manifest-helpers';
 
 interface Instruction {
@@ -104,27 +105,6 @@ export function runtimeClosure(lock: { packages: Record<string, LockEntry> }, wo
   return new Set([...seen].map((k) => k.slice(k.lastIndexOf('node_modules/') + 'node_modules/'.length)));
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      s.close(() => resolve(typeof a === 'object' && a ? a.port : 0));
-    });
-  });
-}
-
-async function until<T>(what: string, deadlineMs: number, fn: () => Promise<T | null>): Promise<T> {
-  const end = Date.now() + deadlineMs;
-  for (let i = 0; i < 1000 && Date.now() < end; i++) {
-    const v = await fn();
-    if (v !== null) return v;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
 function get(port: number, p: string): Promise<number | null> {
   return new Promise((resolve) => {
     const req = http.get({ host: '127.0.0.1', port, path: p, timeout: 1000 }, (res) => {
@@ -150,7 +130,8 @@ async function stopChild(child: ChildProcess): Promise<number | null> {
   if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   child.kill('SIGTERM');
-  const t = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  // A deadline, not a timing check: only a program that ignores SIGTERM is still there (seen 10 s+ on a loaded machine).
+  const t = setTimeout(() => child.kill('SIGKILL'), 45_000);
   const code = await exited;
   clearTimeout(t);
   return code;
@@ -248,9 +229,10 @@ describe('ENTRYPOINTs start', () => {
       logs,
     );
     children.push(child);
-    const status = await until('sidecar /healthz', 20_000, async () => {
-      if (child.exitCode !== null) throw new Error(`sidecar exited ${child.exitCode}: ${logs.join('')}`);
-      return (await get(port, '/healthz')) === 200 ? 200 : null;
+    const status = await waitFor(async () => ((await get(port, '/healthz')) === 200 ? 200 : null), {
+      what: 'sidecar /healthz',
+      timeoutMs: 20_000,
+      abort: () => (child.exitCode === null ? null : `sidecar exited ${child.exitCode}: ${logs.join('')}`),
     });
     expect(status).toBe(200);
     expect(await get(port, '/livez')).toEqual(expect.any(Number));
@@ -271,11 +253,17 @@ describe('ENTRYPOINTs start', () => {
       logs,
     );
     children.push(child);
-    const hb = await until('a heartbeat from the batcher', 30_000, async () => {
-      if (child.exitCode !== null) throw new Error(`batcher exited ${child.exitCode}: ${logs.join('').slice(-2000)}`);
-      const r = await readHeartbeat(hbPath);
-      return r.ok && r.heartbeat.pid === child.pid && r.heartbeat.phase !== 'starting' ? r.heartbeat : null;
-    });
+    const hb = await waitFor(
+      async () => {
+        const r = await readHeartbeat(hbPath);
+        return r.ok && r.heartbeat.pid === child.pid && r.heartbeat.phase !== 'starting' ? r.heartbeat : null;
+      },
+      {
+        what: 'a heartbeat from the batcher',
+        timeoutMs: 30_000,
+        abort: () => (child.exitCode === null ? null : `batcher exited ${child.exitCode}: ${logs.join('').slice(-2000)}`),
+      },
+    );
     expect(hb.pid).toBe(child.pid);
     children.pop();
     expect(await stopChild(child)).toBe(0);

@@ -3,12 +3,11 @@
  * of the built program (`--duration --quiet --free-ports`) that must configure components in batches.
  */
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { UsageError, parseArgs } from '../../scripts/src/local-pod';
 import { containerEnv, expandVars } from '../../scripts/src/pod-env';
 import { ManifestError, parseManifestText, type ContainerSpec } from '../../scripts/src/pod-spec';
 import { ROOT } from './manifest-helpers';
+import { requireBuilt } from '../helpers/built';
 
 describe('local pod arguments', () => {
   it('parses the documented options', () => {
@@ -90,11 +89,11 @@ spec:
   });
 });
 
-const built = ['scripts', 'cfs-sim', 'batcher', 'sidecar-health'].every((p) =>
-  existsSync(path.join(ROOT, p, 'dist', p === 'scripts' ? 'local-pod.js' : 'main.js')),
-);
+describe('npm start (built local pod)', () => {
+  beforeAll(() => {
+    requireBuilt(...['scripts', 'cfs-sim', 'batcher', 'sidecar-health'].map((p) => `${p}/dist/${p === 'scripts' ? 'local-pod' : 'main'}.js`));
+  });
 
-(built ? describe : describe.skip)('npm start (built local pod)', () => {
   it('runs the pod, configures components in batches, and stops cleanly', async () => {
     const child = spawn(process.execPath, ['scripts/dist/local-pod.js', '--duration', '30', '--quiet', '--free-ports'], {
       cwd: ROOT,

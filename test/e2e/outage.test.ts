@@ -5,15 +5,20 @@
  */
 import net from 'node:net';
 import { request, sendJson } from '../helpers/http';
-import { Pod, smallScenario, waitAllConfigured } from '../helpers/pod';
-import { killAll } from '../helpers/proc';
+import { closePodsAfter, Pod, smallScenario, waitAllConfigured } from '../helpers/pod';
 import { report, waitFor } from '../helpers/wait';
 
 const N = 8;
 const BATCH = 4;
 const OUTAGE_MS = Number(process.env.E2E_OUTAGE_MS ?? 12_000);
-/** Longest waiting_for_cfs delay of the batcher (cfsWaitMaxMs) + check interval + batch window + CI slack. */
-const RESUME_BOUND_S = 60 + 1 + 1 + 10;
+const CHECK_INTERVAL_S = 1;
+const BATCH_WINDOW_S = 1;
+/**
+ * Deadline for the first session after recovery: the batcher's longest waiting_for_cfs delay, which doubles up to
+ * min(BATCHER_CFS_WAIT_MAX_MS, batcher_check_interval) = the check interval here, then a cycle and the batch
+ * window, plus slack for a loaded machine. A deadline for the wait, not a timing assertion.
+ */
+const RESUME_DEADLINE_S = CHECK_INTERVAL_S + CHECK_INTERVAL_S + BATCH_WINDOW_S + 20;
 
 /** True when the simulator's CFS port accepts a TCP connection (no HTTP request, nothing counted). */
 function accepts(url: string): Promise<boolean> {
@@ -29,13 +34,10 @@ function accepts(url: string): Promise<boolean> {
 
 describe('e2e case 4: CFS outage', () => {
   let pod: Pod | undefined;
-  afterAll(async () => {
-    await pod?.close();
-    await killAll();
-  });
+  closePodsAfter('all');
 
   it('refused, 5xx and 30 s latency: zero restarts, sessions resume after recovery', async () => {
-    pod = new Pod({ name: 'outage', scenario: smallScenario(N, { batchSize: BATCH, runningMs: 300 }) });
+    pod = new Pod({ name: 'outage', scenario: smallScenario(N, { batchSize: BATCH, runningMs: 300, checkInterval: CHECK_INTERVAL_S, batchWindow: BATCH_WINDOW_S }) });
     await pod.start();
     await pod.waitBatcherStarted();
     await waitAllConfigured(pod, 40_000);
@@ -58,7 +60,8 @@ describe('e2e case 4: CFS outage', () => {
       const t0 = Date.now();
       let livezFailures = 0;
       let samples = 0;
-      // Sample liveness through the outage (bounded: OUTAGE_MS / 500 samples).
+      // Sample liveness through the outage: the fault's own duration, a "must not happen" window (bounded:
+      // OUTAGE_MS / 500 samples).
       while (Date.now() - t0 < OUTAGE_MS) {
         samples++;
         if ((await pod.livez()).status !== 200) livezFailures++;
@@ -69,20 +72,22 @@ describe('e2e case 4: CFS outage', () => {
         await sendJson('PATCH', `${pod.simOrigin}/v3/components/x3000c0s${i}b0n0`, { state: [] });
       }
       expect(pod.batcherRestarts).toBe(0);
+      // A CFS outage never fails liveness: not one sample, not only "no restart yet".
+      expect({ label, livezFailures }).toEqual({ label, livezFailures: 0 });
+      expect(samples).toBeGreaterThan(0);
       // No session can be created while the fault is in force: the first one created after this is the resume.
       const tEnd = Date.now();
       await end();
       const tRec = Date.now();
       const first = await waitFor(async () => (await pod!.sessions()).find((s) => s.created_ms >= tEnd), {
-        timeoutMs: RESUME_BOUND_S * 1000,
+        timeoutMs: RESUME_DEADLINE_S * 1000,
         what: `${label}: a session after recovery`,
       }).catch(async (err: Error) => {
         const tail = pod!.logLines().slice(-25).map((l) => l.text.slice(0, 300)).join('\n');
         throw new Error(`${err.message}\nbatcher log tail:\n${tail}\nsimulator stats ${JSON.stringify(await pod!.stats())}`);
       });
       const resume = Math.max(0, first.created_ms - tRec) / 1000;
-      report(`outage ${label} for ${OUTAGE_MS / 1000} s: ${pod.batcherRestarts} restarts, /livez failed ${livezFailures}/${samples} samples; first session ${resume.toFixed(1)} s after recovery (bound ${RESUME_BOUND_S} s)`);
-      expect(resume).toBeLessThanOrEqual(RESUME_BOUND_S);
+      report(`outage ${label} for ${OUTAGE_MS / 1000} s: ${pod.batcherRestarts} restarts, /livez failed ${livezFailures}/${samples} samples; first session ${resume.toFixed(1)} s after recovery (deadline ${RESUME_DEADLINE_S} s)`);
       await waitAllConfigured(pod, 40_000);
     }
     const log = pod.logLines();

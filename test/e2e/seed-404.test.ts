@@ -3,8 +3,7 @@
  * calls after start, then alternating with good answers. The batcher must neither die silently nor flood CFS, must
  * not be restarted (CFS trouble is a dependency wait), and must configure every pending component once CFS answers.
  */
-import { Pod, smallScenario, waitAllConfigured } from '../helpers/pod';
-import { killAll } from '../helpers/proc';
+import { closePodsAfter, Pod, smallScenario, waitAllConfigured } from '../helpers/pod';
 import { report, waitFor } from '../helpers/wait';
 
 const N = 12;
@@ -12,11 +11,7 @@ const BATCH = 5;
 
 describe('e2e case 1: GET /v3/sessions answers 404 at start-up', () => {
   let pod: Pod | undefined;
-  afterEach(async () => {
-    await pod?.close();
-    pod = undefined;
-  });
-  afterAll(killAll);
+  closePodsAfter('each');
 
   it.each([
     ['with a problem body', { type: 'status', status: 404 }],

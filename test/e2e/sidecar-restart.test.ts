@@ -1,45 +1,57 @@
 /**
  * Case 6: the sidecar crashes and is restarted by its own liveness/exit handling. The batcher must not be
- * restarted because of it: the batcher's f*p is longer than the sidecar's restart (the manifest's rule, scaled).
+ * restarted because of it: while the sidecar is gone its probes fail to connect, and the sidecar that comes back
+ * judges the running batcher live at once (it never answers 503 for a healthy batcher that it has not seen start).
+ *
+ * The test asserts that order of events, not a start-up time. The batcher's liveness window is set wider than the
+ * test's own deadline for the sidecar to come back, so a slow start on a loaded machine cannot close it; whether the
+ * manifest's window, (f-1) x p = 20 s, outlasts a sidecar restart is a property of the manifest's numbers (the
+ * kubelet's back-offs of 0 s, 10 s, 20 s, 40 s: a third crash within 10 minutes takes the batcher with it, by
+ * design, as nothing vouches for it then), measured by `npm run bench`, not by this test.
  */
 import type { ContainerProbes } from '../../scripts/src/prober';
-import { FAST_BATCHER_PROBES, Pod, smallScenario, waitAllConfigured } from '../helpers/pod';
-import { killAll } from '../helpers/proc';
+import { closePodsAfter, FAST_BATCHER_PROBES, Pod, smallScenario, waitAllConfigured } from '../helpers/pod';
 import { report, waitFor } from '../helpers/wait';
 
 const BATCH = 4;
-/**
- * The batcher is killed once the sidecar has been unreachable for about (f-1)*p. Here (3-1) x 8 s = 16 s: longer than
- * a first sidecar restart (about 1 s) and than the kubelet's 10 s back-off before a second one. The manifest has
- * (3-1) x 10 s = 20 s against back-offs of 0 s, 10 s, 20 s, 40 s: a third sidecar crash within 10 minutes (20 s
- * back-off + start) takes the batcher with it -- by design, nothing then vouches for it.
- */
-const PROBES: ContainerProbes = { ...FAST_BATCHER_PROBES, liveness: { ...FAST_BATCHER_PROBES.liveness!, periodSeconds: 8 } };
+/** The deadline for the sidecar to be back; the batcher's window (1 s x 600) is far wider. */
+const BACK_WITHIN_MS = 90_000;
+const PROBES: ContainerProbes = {
+  ...FAST_BATCHER_PROBES,
+  liveness: { ...FAST_BATCHER_PROBES.liveness!, periodSeconds: 1, failureThreshold: 600 },
+};
 
 describe('e2e case 6: sidecar crash and restart', () => {
   let pod: Pod | undefined;
-  afterAll(async () => {
-    await pod?.close();
-    await killAll();
-  });
+  closePodsAfter('all');
 
-  it('SIGKILL of the sidecar, twice: the sidecar comes back, the batcher is never restarted', async () => {
+  it('SIGKILL of the sidecar, twice: the sidecar comes back judging the batcher live; the batcher is never restarted', async () => {
     pod = new Pod({ name: 'sidecar', scenario: smallScenario(8, { batchSize: BATCH }), batcherProbes: PROBES });
-    await pod.start();
-    await pod.waitBatcherStarted();
+    const p = pod;
+    await p.start();
+    await p.waitBatcherStarted();
+    const batcherPid = p.batcherPid();
     for (let i = 1; i <= 2; i++) {
-      const pid = pod.sidecar!.pid!;
+      const pid = p.sidecar!.pid!;
       const t0 = Date.now();
       process.kill(pid, 'SIGKILL');
-      await waitFor(async () => pod!.sidecar!.pid !== null && pod!.sidecar!.pid !== pid && (await pod!.livez()).status === 200, { timeoutMs: 40_000, what: 'the sidecar back and live' });
-      const back = (Date.now() - t0) / 1000;
-      const failed = pod.eventsFor('cfs-batcher', /liveness probe failed/, t0).length;
-      report(`sidecar SIGKILL #${i}: /livez back after ${back.toFixed(1)} s; batcher liveness failures meanwhile ${failed}/${PROBES.liveness!.failureThreshold}; batcher restarts ${pod.batcherRestarts}`);
-      expect(pod.batcherRestarts).toBe(0);
+      // 1. The batcher's probes see the sidecar gone (so the window really was open)...
+      await waitFor(() => p.eventsFor('cfs-batcher', /liveness probe failed/, t0)[0], { timeoutMs: 30_000, what: 'a failed batcher liveness probe' });
+      // 2. ...the kubelet model restarts the sidecar...
+      const started = await waitFor(() => p.eventsFor('health-sidecar', /^started pid/, t0)[0], { timeoutMs: BACK_WITHIN_MS, what: 'the sidecar restarted' });
+      // 3. ...and the batcher's next liveness probe, answered by the new sidecar, succeeds.
+      await waitFor(() => p.batcher.snapshot.probes.liveness.successes > 0, { timeoutMs: BACK_WITHIN_MS, what: 'a batcher liveness success from the new sidecar' });
+      const failures = p.eventsFor('cfs-batcher', /liveness probe failed/, t0);
+      report(`sidecar SIGKILL #${i}: restarted after ${((started.at - t0) / 1000).toFixed(1)} s; batcher liveness failures meanwhile ${failures.length}; batcher restarts ${p.batcherRestarts}`);
+      // Every failure was the sidecar being unreachable, never a verdict against the batcher.
+      expect(failures.map((f) => f.message).filter((m) => /HTTP \d/.test(m))).toEqual([]);
+      expect(p.eventsFor('cfs-batcher', /sending SIG(TERM|KILL)/, t0)).toEqual([]);
+      expect(p.batcherRestarts).toBe(0);
+      expect(p.batcherPid()).toBe(batcherPid);
     }
-    await waitAllConfigured(pod, 40_000);
-    expect(pod.batcherRestarts).toBe(0);
-    expect(pod.sidecar!.snapshot.restarts).toBe(2);
-    await pod.assertInvariants(BATCH);
-  }, 120_000);
+    await waitAllConfigured(p, 40_000);
+    expect(p.batcherRestarts).toBe(0);
+    expect(p.sidecar!.snapshot.restarts).toBe(2);
+    await p.assertInvariants(BATCH);
+  }, 240_000);
 });

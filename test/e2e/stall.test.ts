@@ -4,8 +4,7 @@
  * 20-failures backoff, or while batcher_disable is set, is legitimate and must not.
  */
 import { writeFileSync } from 'node:fs';
-import { FAST_LIVENESS, FAST_SIDECAR_ENV, Pod, smallScenario, waitAllConfigured } from '../helpers/pod';
-import { killAll } from '../helpers/proc';
+import { closePodsAfter, FAST_LIVENESS, FAST_SIDECAR_ENV, Pod, smallScenario, waitAllConfigured } from '../helpers/pod';
 import { holdsFor, report, waitFor } from '../helpers/wait';
 
 const DEADLINE = Number(FAST_SIDECAR_ENV.SIDECAR_PROGRESS_DEADLINE_SECONDS);
@@ -19,11 +18,7 @@ const QUIET_MS = (DEADLINE + L.failureThreshold * L.periodSeconds + 3) * 1000;
 
 describe('e2e case 7: stalled progress', () => {
   let pod: Pod | undefined;
-  afterEach(async () => {
-    await pod?.close();
-    pod = undefined;
-  });
-  afterAll(killAll);
+  closePodsAfter('each');
 
   it('loops but never sends: liveness fails on no_progress within the deadline, recovers once the fault is gone', async () => {
     pod = new Pod({ name: 'stall', scenario: smallScenario(8, { batchSize: 4 }) });

@@ -54,7 +54,9 @@ export function request(
 export async function getJson<T = unknown>(url: string, timeoutMs = 5000): Promise<T> {
   const r = await request(url, { timeoutMs });
   if (r.status !== 200 || !('json' in r)) {
-    throw new Error(`GET ${url}: ${r.status === 0 ? (r as { error: string }).error : `HTTP ${r.status} ${(r as HttpAnswer).text.slice(0, 200)}`}`);
+    throw new Error(
+      `GET ${url}: ${r.status === 0 ? (r as { error: string }).error : `HTTP ${r.status} ${(r as HttpAnswer).text.slice(0, 200)}`}`,
+    );
   }
   return r.json as T;
 }
@@ -62,7 +64,9 @@ export async function getJson<T = unknown>(url: string, timeoutMs = 5000): Promi
 export async function sendJson<T = unknown>(method: string, url: string, body: unknown, timeoutMs = 5000): Promise<T> {
   const r = await request(url, { method, body, timeoutMs });
   if (r.status < 200 || r.status > 299 || !('json' in r)) {
-    throw new Error(`${method} ${url}: ${r.status === 0 ? (r as { error: string }).error : `HTTP ${r.status} ${(r as HttpAnswer).text.slice(0, 300)}`}`);
+    throw new Error(
+      `${method} ${url}: ${r.status === 0 ? (r as { error: string }).error : `HTTP ${r.status} ${(r as HttpAnswer).text.slice(0, 300)}`}`,
+    );
   }
   return r.json as T;
 }

@@ -96,7 +96,8 @@ function overlaps(sessions: readonly SessionRecord[]): Violation[] {
 function memberRules(s: SessionRecord, requireMembers: boolean): Violation[] {
   const out: Violation[] = [];
   if (!s.members) {
-    if (requireMembers) out.push({ rule: 'missing_member_snapshot', session: s.name, detail: 'no member snapshot recorded' });
+    if (requireMembers)
+      out.push({ rule: 'missing_member_snapshot', session: s.name, detail: 'no member snapshot recorded' });
     return out;
   }
   const snaps: MemberSnapshot[] = [];
@@ -108,20 +109,36 @@ function memberRules(s: SessionRecord, requireMembers: boolean): Violation[] {
     }
     snaps.push(m);
     if (m.desired_config !== undefined && m.desired_config !== s.configuration) {
-      out.push({ rule: 'desired_config', session: s.name, detail: `${h} wants ${m.desired_config}, session runs ${s.configuration}` });
+      out.push({
+        rule: 'desired_config',
+        session: s.name,
+        detail: `${h} wants ${m.desired_config}, session runs ${s.configuration}`,
+      });
     }
     if (m.pending_layers !== s.configuration_limit) {
-      out.push({ rule: 'pending_layers', session: s.name, detail: `${h} had pending layers "${m.pending_layers}", session limit "${s.configuration_limit}"` });
+      out.push({
+        rule: 'pending_layers',
+        session: s.name,
+        detail: `${h} had pending layers "${m.pending_layers}", session limit "${s.configuration_limit}"`,
+      });
     }
   }
   const statuses = new Set(snaps.map((m) => m.latest_status));
   if (statuses.size > 1) {
-    out.push({ rule: 'latest_status', session: s.name, detail: `members' latest statuses differ: ${[...statuses].map((x) => JSON.stringify(x)).join(', ')}` });
+    out.push({
+      rule: 'latest_status',
+      session: s.name,
+      detail: `members' latest statuses differ: ${[...statuses].map((x) => JSON.stringify(x)).join(', ')}`,
+    });
   }
   if (snaps.length === s.hosts.length && snaps.length > 0) {
     const want = commonTags(snaps);
     if (!sameTags(want, s.tags)) {
-      out.push({ rule: 'tags', session: s.name, detail: `tags ${JSON.stringify(s.tags)}, members share ${JSON.stringify(want)}` });
+      out.push({
+        rule: 'tags',
+        session: s.name,
+        detail: `tags ${JSON.stringify(s.tags)}, members share ${JSON.stringify(want)}`,
+      });
     }
   }
   return out;
@@ -133,10 +150,15 @@ export function checkInvariants(sessions: readonly SessionRecord[], o: Invariant
   for (const s of sessions) {
     if (s.hosts.length === 0) out.push({ rule: 'empty', session: s.name, detail: 'session targets no component' });
     if (s.hosts.length > o.maxBatchSize) {
-      out.push({ rule: 'batch_size', session: s.name, detail: `${s.hosts.length} components, batch_size ${o.maxBatchSize}` });
+      out.push({
+        rule: 'batch_size',
+        session: s.name,
+        detail: `${s.hosts.length} components, batch_size ${o.maxBatchSize}`,
+      });
     }
     const dup = s.hosts.filter((h, i) => s.hosts.indexOf(h) !== i);
-    if (dup.length > 0) out.push({ rule: 'duplicate_member', session: s.name, detail: `listed twice: ${[...new Set(dup)].join(',')}` });
+    if (dup.length > 0)
+      out.push({ rule: 'duplicate_member', session: s.name, detail: `listed twice: ${[...new Set(dup)].join(',')}` });
     out.push(...memberRules(s, o.requireMembers ?? false));
   }
   return out;

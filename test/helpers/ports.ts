@@ -1,18 +1,2 @@
-import net from 'node:net';
-
-/**
- * An ephemeral port picked by the kernel (listen on port 0, read it, close). For programs that cannot be told
- * "port 0 and print it"; the tiny race window is acceptable on a test machine.
- */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => (port > 0 ? resolve(port) : reject(new Error('no port assigned'))));
-    });
-  });
-}
+/** Free ports: the one implementation in scripts/src/net.ts. */
+export { freePort } from '../../scripts/src/net';

@@ -29,6 +29,7 @@ import {
 } from '@cfs-batcher/shared';
 import { SPAN, sessionSpanAttributes } from '@cfs-batcher/batcher';
 import { baseResourceAttributes, boundedShutdown, propagatorFromEnv, spanProcessorsFromEnv, startTelemetry } from '@cfs-batcher/shared/tracing';
+import { waitFor } from '../helpers/wait';
 
 /** Collect JSON log lines through a winston Stream transport. */
 function captureLogs(): { lines: Record<string, unknown>[]; stop: () => void } {
@@ -41,14 +42,6 @@ function captureLogs(): { lines: Record<string, unknown>[]; stop: () => void } {
   });
   const stop = addLogTransport(new winston.transports.Stream({ stream: sink }));
   return { lines, stop };
-}
-
-async function waitFor(cond: () => boolean, what: string, deadlineMs = 10000): Promise<void> {
-  const end = Date.now() + deadlineMs;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 /** NodeSDK registers API globals that its shutdown leaves in place; clear them so the next test can start again. */
@@ -263,7 +256,7 @@ describe('spans through startTelemetry', () => {
         logger.info('Found 3 components that need updates');
       });
       logger.info('outside any span');
-      await waitFor(() => lines.length >= 2, 'two log lines');
+      await waitFor(() => lines.length >= 2, { what: 'two log lines', timeoutMs: 10_000, intervalMs: 20 });
       const inside = lines.find((l) => l.message === 'Found 3 components that need updates')!;
       expect(inside).toMatchObject({
         level: 'INFO',
@@ -309,7 +302,7 @@ describe('a collector that never answers', () => {
       for (let i = 0; i < 20; i += 1) {
         await expect(withSpan(SPAN.cycle, {}, () => i)).resolves.toBe(i);
       }
-      await waitFor(() => exports > 0, 'an export attempt');
+      await waitFor(() => exports > 0, { what: 'an export attempt', timeoutMs: 10_000, intervalMs: 20 });
       await expect(telemetry.shutdown()).resolves.toBeUndefined();
     } finally {
       await stopTelemetry(telemetry);

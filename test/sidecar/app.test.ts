@@ -1,11 +1,12 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
 import { setLogSilent, writeHeartbeat, type Heartbeat } from '@cfs-batcher/shared';
 import { configFromEnv, createSidecar, standaloneCheck, type Now, type Sidecar, type SidecarCfsClient } from '@cfs-batcher/sidecar-health';
 import { T0, heartbeat } from './helpers';
+import { requireBuilt } from '../helpers/built';
 
 /** A fake CFS client: scripted answers, and a count of calls so tests can prove probes never reach CFS. */
 function fakeCfs(state: { pending: boolean; active: boolean; down: boolean }) {
@@ -242,7 +243,8 @@ describe('sidecar HTTP endpoints', () => {
 
 describe('check mode (standalone)', () => {
   const main = path.resolve(__dirname, '..', '..', 'sidecar-health', 'dist', 'main.js');
-  (existsSync(main) ? it : it.skip)('the CLI exits 0 for a fresh heartbeat and 1 for a stale one', async () => {
+  it('the CLI exits 0 for a fresh heartbeat and 1 for a stale one', async () => {
+    requireBuilt(main);
     const dir = mkdtempSync(path.join(os.tmpdir(), 'sidecar-cli-'));
     try {
       const hbPath = path.join(dir, 'hb.json');

@@ -5,9 +5,10 @@
  * its wait phases every 5 s, so the budget must exceed that).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { requireBuilt } from '../helpers/built';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const SIM = path.join(ROOT, 'cfs-sim', 'dist', 'main.js');
@@ -59,7 +60,7 @@ async function get(url: string): Promise<{ status: number; body: Record<string, 
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
-const built = [SIM, BATCHER, SIDECAR].every((p) => existsSync(p));
+requireBuilt(SIM, BATCHER, SIDECAR);
 
 afterAll(() => {
   for (const c of children) {
@@ -71,7 +72,7 @@ afterAll(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-(built ? describe : describe.skip)('sidecar end to end (simulator + batcher + sidecar processes)', () => {
+describe('sidecar end to end (simulator + batcher + sidecar processes)', () => {
   let simUrl = '';
   let health = '';
   let batcher: ReturnType<typeof start>;
@@ -186,9 +187,3 @@ afterAll(() => {
   }, 60_000);
 });
 
-if (!built) {
-  it('needs the built programs (npm run build) for the end-to-end test', () => {
-    console.warn(`e2e skipped: build first (missing ${[SIM, BATCHER, SIDECAR].filter((p) => !existsSync(p)).join(', ')})`);
-    expect(built).toBe(false);
-  });
-}
