@@ -29,7 +29,17 @@ export interface BenchPod {
   close(): Promise<void>;
 }
 
-export async function startBenchPod(o: { scenario: Record<string, unknown>; sidecarEnv?: Record<string, string> }): Promise<BenchPod> {
+export interface BenchPodOptions {
+  scenario: Record<string, unknown>;
+  sidecarEnv?: Record<string, string>;
+  batcherEnv?: Record<string, string>;
+  /** Script run as the batcher (default batcher/dist/main.js; the fault fixture for hang kinds). */
+  batcherScript?: string;
+  /** Command prefix for the batcher, e.g. ['taskset', '-c', '0'] (it execs node: same pid). */
+  batcherPrefix?: string[];
+}
+
+export async function startBenchPod(o: BenchPodOptions): Promise<BenchPod> {
   const spec = loadPodSpec(ROOT);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'cfsb-benchpod-'));
   const scenarioFile = path.join(dir, 'scenario.json');
@@ -45,12 +55,14 @@ export async function startBenchPod(o: { scenario: Record<string, unknown>; side
   const mapPort = (p: number): number => (p === 8081 ? healthPort : p);
   const b = spec.containers[BATCHER_CONTAINER]!;
   const s = spec.containers[SIDECAR_CONTAINER]!;
+  const script = path.join(ROOT, o.batcherScript ?? 'batcher/dist/main.js');
+  const [command, ...prefixArgs] = [...(o.batcherPrefix ?? []), process.execPath];
   const batcher = new SupervisedContainer({
     name: BATCHER_CONTAINER,
-    command: process.execPath,
-    args: [path.join(ROOT, 'batcher/dist/main.js')],
+    command: command!,
+    args: [...prefixArgs, script],
     cwd: ROOT,
-    env: containerEnv(b, id, { ...local, METRICS_PORT: '0' }, process.env),
+    env: containerEnv(b, id, { ...local, METRICS_PORT: '0', ...o.batcherEnv }, process.env),
     probes: b.probes,
     mapPort,
     logFile: path.join(dir, 'batcher.log'),
