@@ -1,6 +1,7 @@
 /**
  * Case 6: the sidecar crashes and is restarted by its own liveness/exit handling. The batcher must not be
- * restarted because of it: the batcher's f*p is longer than the sidecar's restart (the manifest's rule, scaled).
+ * restarted because of it: the batcher's (f-1)*p is longer than the sidecar's first restart (the manifest's rule,
+ * with the manifest's probes).
  */
 import type { ContainerProbes } from '../../scripts/src/prober';
 import { FAST_BATCHER_PROBES, Pod, smallScenario, waitAllConfigured } from '../helpers/pod';
@@ -9,12 +10,13 @@ import { report, waitFor } from '../helpers/wait';
 
 const BATCH = 4;
 /**
- * The batcher is killed once the sidecar has been unreachable for about (f-1)*p. Here (3-1) x 8 s = 16 s: longer than
- * a first sidecar restart (about 1 s) and than the kubelet's 10 s back-off before a second one. The manifest has
- * (3-1) x 10 s = 20 s against back-offs of 0 s, 10 s, 20 s, 40 s: a third sidecar crash within 10 minutes (20 s
- * back-off + start) takes the batcher with it -- by design, nothing then vouches for it.
+ * The batcher is killed once the sidecar has been unreachable for about (f-1)*p: (5-1) x 2 s = 8 s with the
+ * manifest's probes, longer than a first sidecar restart (immediate, ~0.3 s start-up). The kubelet's back-off
+ * before a second restart is 10 s: a second sidecar crash within 10 minutes takes the batcher with it -- by design
+ * (issue 14: a crash-looping sidecar may restart the batcher; the CfsBatcherHealthSidecarRestarting alert says so).
  */
-const PROBES: ContainerProbes = { ...FAST_BATCHER_PROBES, liveness: { ...FAST_BATCHER_PROBES.liveness!, periodSeconds: 8 } };
+const PROBES: ContainerProbes = FAST_BATCHER_PROBES;
+const CRASHES = 1;
 
 describe('e2e case 6: sidecar crash and restart', () => {
   let pod: Pod | undefined;
@@ -23,11 +25,11 @@ describe('e2e case 6: sidecar crash and restart', () => {
     await killAll();
   });
 
-  it('SIGKILL of the sidecar, twice: the sidecar comes back, the batcher is never restarted', async () => {
+  it('SIGKILL of the sidecar: the sidecar comes back, the batcher is not restarted', async () => {
     pod = new Pod({ name: 'sidecar', scenario: smallScenario(8, { batchSize: BATCH }), batcherProbes: PROBES });
     await pod.start();
     await pod.waitBatcherStarted();
-    for (let i = 1; i <= 2; i++) {
+    for (let i = 1; i <= CRASHES; i++) {
       const pid = pod.sidecar!.pid!;
       const t0 = Date.now();
       process.kill(pid, 'SIGKILL');
@@ -39,7 +41,7 @@ describe('e2e case 6: sidecar crash and restart', () => {
     }
     await waitAllConfigured(pod, 40_000);
     expect(pod.batcherRestarts).toBe(0);
-    expect(pod.sidecar!.snapshot.restarts).toBe(2);
+    expect(pod.sidecar!.snapshot.restarts).toBe(CRASHES);
     await pod.assertInvariants(BATCH);
   }, 120_000);
 });
