@@ -13,6 +13,8 @@ export interface HealthArgs {
   falseRestartSeconds: number;
   /** batcher_check_interval of the false-restart pods (CFS default 10). */
   checkIntervalS: number;
+  /** batcher_check_interval of the detection pods (1: a pre-r2 batcher beats only per cycle). */
+  detectCheckIntervalS: number;
 }
 
 export function parseConditions(text: string): Condition[] {
@@ -26,8 +28,8 @@ const range = (xs: number[]): string => (xs.length ? `${fmt(Math.min(...xs))} / 
 export async function runDetectBench(a: HealthArgs, log: (m: string) => void, errors: string[]): Promise<{ runs: DetectRun[]; rows: Row[] }> {
   const runs: DetectRun[] = [];
   for (const kind of [...HANG_KINDS, 'crash'] as DetectKind[]) {
-    log(`detection bench: ${kind}, ${a.detectRuns} pods in parallel (manifest probe settings)`);
-    const settled = await Promise.allSettled(Array.from({ length: a.detectRuns }, () => runDetect(kind)));
+    log(`detection bench: ${kind}, ${a.detectRuns} pods in parallel (manifest probe settings, check interval ${a.detectCheckIntervalS} s)`);
+    const settled = await Promise.allSettled(Array.from({ length: a.detectRuns }, () => runDetect(kind, { checkIntervalS: a.detectCheckIntervalS })));
     for (const r of settled) {
       if (r.status === 'fulfilled') {
         runs.push(r.value);

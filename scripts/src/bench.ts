@@ -6,7 +6,8 @@
  * Options: --runs N (default 3), --sizes 1000,10000,50000, --livez-seconds S (10),
  * --only cycle,livez,detect,false-restarts (default: all), --quick (one run, 1k only, 3 s of /livez, 3 detect runs,
  * 30 s conditions), --detect-runs N (5 per hang kind), --conditions refused,503,... (all), --fr-seconds S (120: the
- * issue asks 1800 for outages, 600 for saturation), --check-interval S (10, the CFS default; false-restart pods).
+ * issue asks 1800 for outages, 600 for saturation), --check-interval S (10, the CFS default; false-restart pods),
+ * --detect-interval S (1; detection pods).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -37,6 +38,7 @@ export function parseBenchArgs(argv: readonly string[]): Args {
     conditions: [...CONDITIONS],
     falseRestartSeconds: 120,
     checkIntervalS: 10,
+    detectCheckIntervalS: 1,
   };
   for (let i = 0; i < argv.length; i++) {
     const f = argv[i];
@@ -53,6 +55,7 @@ export function parseBenchArgs(argv: readonly string[]): Args {
     else if (f === '--conditions') a.conditions = parseConditions(v());
     else if (f === '--fr-seconds') a.falseRestartSeconds = Math.max(5, Number(v()));
     else if (f === '--check-interval') a.checkIntervalS = Math.max(1, Number(v()));
+    else if (f === '--detect-interval') a.detectCheckIntervalS = Math.max(1, Number(v()));
     else if (f === '--quick') {
       a.runs = 1;
       a.sizes = [1000];
