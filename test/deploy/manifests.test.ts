@@ -206,9 +206,9 @@ describe('probes and thresholds', () => {
     expect(sideLive.httpGet.path).toBe('/healthz');
   });
 
-  it('liveness is sized for a starved node: timeout >= 3 s, failureThreshold >= 3, successThreshold 1', () => {
+  it('liveness is sized for a starved node: timeout >= 2 s (a cached answer, p99 ~6 ms), failureThreshold >= 3, successThreshold 1', () => {
     for (const p of [live, batcher.startupProbe]) {
-      expect(p.timeoutSeconds).toBeGreaterThanOrEqual(3);
+      expect(p.timeoutSeconds).toBeGreaterThanOrEqual(2);
       expect(p.successThreshold ?? 1).toBe(1);
     }
     expect(live.failureThreshold).toBeGreaterThanOrEqual(3);
@@ -219,8 +219,8 @@ describe('probes and thresholds', () => {
     const e = Number(envValue(sidecar, 'SIDECAR_EVAL_INTERVAL_MS')) / 1000;
     const worst = T + e + live.failureThreshold * live.periodSeconds + live.timeoutSeconds + live.terminationGracePeriodSeconds;
     expect(worst).toBeLessThanOrEqual(30);
-    // ...and a restart needs a heartbeat gap of T + (f-1)*p, far above the worst measured (docs/benchmarks.md).
-    expect(T).toBeGreaterThanOrEqual(10);
+    // ...and T stays above the worst beat gap measured (11.2 s, a CFS call hanging into its 10 s deadline).
+    expect(T).toBeGreaterThanOrEqual(12);
     expect(live.terminationGracePeriodSeconds).toBeLessThan(deploy.spec.template.spec.terminationGracePeriodSeconds);
   });
 

@@ -43,7 +43,7 @@ describe('r2 heartbeat fields in /status and /metrics', () => {
         last_attempt_seen_seconds_ago: 0,
       });
       expect(st.body.heartbeat).toMatchObject({ pacing: { pending_sessions: 3, pending_cap: 20, creates_per_minute_cap: 30 }, completions_unwritten: 4, last_cfs_answer_at: new Date(T0 + 1900).toISOString() });
-      expect(st.body.thresholds).toMatchObject({ freshness_seconds: 10, trying_margin_seconds: 5, phase_answer_allowance_seconds: 60 });
+      expect(st.body.thresholds).toMatchObject({ freshness_seconds: 14, trying_margin_seconds: 5, phase_answer_allowance_seconds: 60 });
       m = (await request(sidecar.app).get('/metrics')).text;
       expect(m).toMatch(/cfs_batcher_health_creating_state\{state="cfs_refusing"\} 1/);
       expect(m).toMatch(/cfs_batcher_health_creating_state\{state="ok"\} 0/);

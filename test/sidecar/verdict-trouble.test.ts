@@ -143,7 +143,7 @@ describe('a loop that stops still fails', () => {
   it.each([
     ['sleep', false],
     ['waiting_for_cfs', true],
-  ] as const)('a stopped loop (%s, claiming CFS trouble) fails heartbeat_stale at the 10 s limit', (phase, wait) => {
+  ] as const)('a stopped loop (%s, claiming CFS trouble) fails heartbeat_stale at the 14 s limit', (phase, wait) => {
     const tl = new Timeline();
     let seq = 1;
     const creating = refusing(10);
@@ -152,7 +152,7 @@ describe('a loop that stops still fails', () => {
       expect(tl.write(withR2({ sequence: seq++, phase, phase_is_wait: wait, phase_started_at_ms: T0 }, { creating: creating(s, tl.now.wallMs), lastAnswerMs: tl.now.wallMs })).live).toBe(true);
     }
     const frozen = tl.history.lastGood!;
-    tl.advance(9_900);
+    tl.advance(13_900);
     expect(tl.read(ok(frozen)).live).toBe(true);
     tl.advance(200);
     expect(tl.read(ok(frozen))).toMatchObject({ live: false, reason: 'heartbeat_stale' });

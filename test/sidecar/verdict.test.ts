@@ -106,13 +106,13 @@ describe('freshness rule', () => {
     expect(v.message).toBe(`no heartbeat for ${failAt / 1000} s (limit ${limit} s); last phase sleep began ${failAt / 1000} s ago`);
   });
 
-  it.each([10, 60])('default: a fixed 10 s limit whatever the check interval (%i s)', (interval) => {
+  it.each([10, 60])('default: a fixed 14 s limit whatever the check interval (%i s)', (interval) => {
     const tl = new Timeline();
     const opts = { batcher_check_interval: interval, batch_window: 120, batch_size: 25, batcher_pending_timeout: 300 };
     const seq = healthyFor(tl, 30_000, 1000, { options: opts });
     const last = heartbeat({ sequence: seq, written_at_ms: tl.now.wallMs, phase: 'sleep', phase_started_at_ms: tl.now.wallMs, options: opts });
     tl.read(ok(last));
-    tl.advance(9_900);
+    tl.advance(13_900);
     expect(tl.read(ok(last))).toMatchObject({ live: true, reason: 'ok' });
     tl.advance(200);
     expect(tl.read(ok(last))).toMatchObject({ live: false, reason: 'heartbeat_stale' });
@@ -145,7 +145,7 @@ describe('freshness rule', () => {
     healthyFor(tl, 70_000);
     const future = heartbeat({ sequence: 5000, written_at_ms: tl.now.wallMs + 3_600_000, phase_started_at_ms: tl.now.wallMs });
     tl.read(ok(future));
-    tl.advance(10_100);
+    tl.advance(14_100);
     expect(tl.read(ok(future))).toMatchObject({ live: false, reason: 'heartbeat_stale' });
   });
 });
@@ -172,7 +172,7 @@ describe('stuck phase rule', () => {
     healthyFor(tl, 70_000);
     const hb = heartbeat({ sequence: 999, written_at_ms: tl.now.wallMs, phase: 'rebuild', phase_started_at_ms: tl.now.wallMs });
     tl.read(ok(hb));
-    tl.advance(9_000);
+    tl.advance(13_000);
     expect(tl.read(ok(hb))).toMatchObject({ live: true, reason: 'ok' });
     tl.advance(2_000);
     expect(tl.read(ok(hb)).reason).toBe('heartbeat_stale');
@@ -346,7 +346,7 @@ describe('unreadable heartbeat files', () => {
     let v = tl.read(bad(reason, detail));
     expect(v).toMatchObject({ live: true, reason: 'ok' });
     expect(v.details.readProblem).toBe(`${reason}: ${detail}`);
-    tl.advance(7_000);
+    tl.advance(11_000);
     expect(tl.read(bad(reason, detail)).live).toBe(true);
     tl.advance(3000);
     v = tl.read(bad(reason, detail));
