@@ -175,13 +175,11 @@ export function evaluate(input: EvaluateInput): Verdict {
     details.stallMs = stall;
     if (stall > deadline) {
       const trouble = cfsTroubleExcuse(hb, details, t);
-      if (trouble.excused) details.cfsTrouble = trouble.text;
-      else if (trouble.text) return fail('no_progress', `components pending in CFS for ${secs(stall)} with no batcher session created or active (deadline ${secs(deadline)}); ${trouble.text}`);
-      else return fail(
-        'no_progress',
-        `components pending in CFS for ${secs(stall)} with no batcher session created or active (deadline ${secs(deadline)}); ` +
-          `batcher phase ${hb.phase}, cycle ${hb.cycle}, ${hb.counters.sessions_created_total} sessions created by this instance`,
-      );
+      if (!trouble.excused) {
+        const why = trouble.text ?? `batcher phase ${hb.phase}, cycle ${hb.cycle}, ${hb.counters.sessions_created_total} sessions created by this instance`;
+        return fail('no_progress', `components pending in CFS for ${secs(stall)} with no batcher session created or active (deadline ${secs(deadline)}); ${why}`);
+      }
+      details.cfsTrouble = trouble.text;
     }
   }
 
