@@ -1,40 +1,46 @@
 /**
- * Hang and crash detection with the manifest's probe settings (no scaling): SIGSTOP the batcher and time the
- * kubelet model's SIGTERM/SIGKILL and the new instance passing its startup probe; SIGKILL it and time the recovery.
+ * Hang and crash detection with the manifest's probe settings (no scaling). Three hang kinds: the process stopped
+ * (SIGSTOP), the event loop blocked (synchronous spin, the fault fixture's busy-loop), and the main loop awaiting a
+ * promise that never settles while timers and servers keep the process up (never-settle). Each is timed from the
+ * hang (the SIGSTOP, or the fixture's last beat before its fault) to the kubelet model's SIGTERM and SIGKILL.
  */
-import { benchScenario, startBenchPod, type BenchPod } from './bench-pod';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { readHeartbeat } from '@cfs-batcher/shared';
+import { BeatMonitor, type GapSummary } from './bench-beats';
+import { benchScenario, startBenchPod, type BenchPod } from './bench-pod';
 import { waitUntil } from './bench-procs';
 import { worstCaseDetectionSeconds } from './prober';
 
+export const HANG_KINDS = ['sigstop', 'spin', 'never-settle'] as const;
+export type DetectKind = (typeof HANG_KINDS)[number] | 'crash';
+
 export interface DetectRun {
-  kind: 'hang' | 'crash';
-  /** Fault to SIGTERM (hang) or to the exit being seen (crash). */
+  kind: DetectKind;
+  /** Hang to SIGTERM (hang kinds) or to the exit being seen (crash). */
   detectS: number;
-  /** Fault to SIGKILL (hang only). */
+  /** Hang to SIGKILL (null when the process exited on SIGTERM, or for a crash). */
   killS: number | null;
-  /** Fault to the new instance completing its first cycle. */
+  /** Hang to the new instance completing its first cycle. */
   recoverS: number;
   boundS: number;
+  /** Beat gaps before the fault (steady state). */
+  gaps: GapSummary;
 }
 
-/** Worst case from a hung loop to SIGKILL: T + f*p + t + g with T = check interval + cycle budget. */
-export function hangBoundSeconds(pod: BenchPod, checkIntervalS: number): number {
+/** Worst case from a hung loop to SIGKILL: T + e + f*p + t + g with T = SIDECAR_FRESHNESS_SECONDS. */
+export function hangBoundSeconds(pod: BenchPod): number {
   const live = pod.spec.containers['cfs-batcher']!.probes.liveness!;
   const side = pod.spec.containers['health-sidecar']!;
-  const budget = Number(side.env.find((e) => e.name === 'SIDECAR_CYCLE_BUDGET_SECONDS')?.value ?? '30');
+  const env = (n: string, d: string): number => Number(side.env.find((e) => e.name === n)?.value ?? d);
   const grace = live.terminationGracePeriodSeconds ?? pod.spec.podTerminationGracePeriodSeconds;
-  return checkIntervalS + budget + worstCaseDetectionSeconds(live) + grace;
+  return env('SIDECAR_FRESHNESS_SECONDS', '10') + env('SIDECAR_EVAL_INTERVAL_MS', '1000') / 1000 + worstCaseDetectionSeconds(live) + grace;
 }
 
-/**
- * A batcher in steady state: past its startup probe and two cycles into its work, so the sidecar has seen it make
- * progress and its start-up grace no longer applies (a hang in the first seconds of an instance is covered by the
- * grace instead: see docs/deployment.md).
- */
+/** A batcher in steady state: past its startup probe and two cycles in, so its start-up grace no longer applies. */
 async function healthy(pod: BenchPod): Promise<number> {
-  const before = pod.batcher.snapshot.restarts;
-  await waitUntil('a healthy batcher', 200_000, () => (pod.batcher.snapshot.startupPassed && pod.batcher.snapshot.restarts === before ? true : undefined), 100);
+  await waitUntil('a healthy batcher', 200_000, () => (pod.batcher.snapshot.startupPassed && pod.batcher.pid !== null ? true : undefined), 100);
   const pid = pod.batcher.pid ?? -1;
   await waitUntil('two completed cycles', 200_000, async () => {
     const r = await readHeartbeat(pod.heartbeatPath);
@@ -43,21 +49,29 @@ async function healthy(pod: BenchPod): Promise<number> {
   return pid;
 }
 
-export async function runDetect(kind: 'hang' | 'crash'): Promise<DetectRun> {
-  // check interval 10 s = the CFS default the manifest's formula uses.
-  const scenario = { ...benchScenario(), options: { batcher_check_interval: 10, batch_window: 1, batch_size: 10 } };
-  const pod = await startBenchPod({ scenario });
+export async function runDetect(kind: DetectKind, o: { checkIntervalS?: number } = {}): Promise<DetectRun> {
+  // A 1 s check interval: with per-second beats the interval is not in the formula, and it makes a pre-r2 batcher
+  // (silent while it sleeps) beat as often as the r2 loop does.
+  const scenario = { ...benchScenario(), options: { batcher_check_interval: o.checkIntervalS ?? 1, batch_window: 1, batch_size: 10 } };
+  const faultDir = mkdtempSync(path.join(os.tmpdir(), 'cfsb-fault-'));
+  const faultFile = path.join(faultDir, 'fault');
+  const pod = await startBenchPod({ scenario, batcherScript: 'scripts/dist/fixtures/faulty-batcher.js', batcherEnv: { BATCHER_TEST_FAULT_FILE: faultFile } });
+  const beats = new BeatMonitor(pod.heartbeatPath).start();
   try {
     const pid = await healthy(pod);
-    const restarts = pod.batcher.snapshot.restarts;
-    const t0 = Date.now();
-    process.kill(pid, kind === 'hang' ? 'SIGSTOP' : 'SIGKILL');
+    await waitUntil('ten beats', 60_000, () => (beats.gaps.length >= 10 ? true : undefined), 100);
+    const gaps = beats.stop();
+    beats.start();
+    let t0 = Date.now();
+    if (kind === 'sigstop') process.kill(pid, 'SIGSTOP');
+    else if (kind === 'crash') process.kill(pid, 'SIGKILL');
+    else writeFileSync(faultFile, kind === 'spin' ? 'busy-loop' : 'never-settle');
     const term = await waitUntil('the kubelet to act', 200_000, () => pod.events.find((e) => e.at >= t0 && e.container === 'cfs-batcher' && /SIGTERM|exited/.test(e.message)), 50);
-    const kill = kind === 'hang' ? await waitUntil('SIGKILL', 60_000, () => pod.events.find((e) => e.at >= t0 && e.container === 'cfs-batcher' && /: sending SIGKILL$/.test(e.message)), 50) : null;
-    // Recovered = the new process has written its own heartbeat after a completed cycle (the startup gate can open
-    // on the previous instance's still-fresh file, so it is not the measure).
+    // The fixture's faults fire at its next cycle start, right after a beat: that last beat is when the loop stopped.
+    if (kind === 'spin' || kind === 'never-settle') t0 = beats.lastBeatMs ?? t0;
+    const kill = kind === 'crash' ? null : await waitUntil('SIGKILL or exit', 60_000, () => pod.events.find((e) => e.at >= term.at && e.container === 'cfs-batcher' && /: sending SIGKILL$|exited/.test(e.message)), 50);
     await waitUntil('the restarted batcher to complete a cycle', 200_000, async () => {
-      if (pod.batcher.snapshot.restarts <= restarts || pod.batcher.pid === null) return undefined;
+      if (pod.batcher.pid === null || pod.batcher.pid === pid) return undefined;
       const r = await readHeartbeat(pod.heartbeatPath);
       return r.ok && r.heartbeat.pid === pod.batcher.pid && r.heartbeat.cycle >= 1 ? true : undefined;
     }, 50);
@@ -66,9 +80,12 @@ export async function runDetect(kind: 'hang' | 'crash'): Promise<DetectRun> {
       detectS: (term.at - t0) / 1000,
       killS: kill ? (kill.at - t0) / 1000 : null,
       recoverS: (Date.now() - t0) / 1000,
-      boundS: hangBoundSeconds(pod, 10),
+      boundS: hangBoundSeconds(pod),
+      gaps,
     };
   } finally {
+    beats.stop();
     await pod.close();
+    rmSync(faultDir, { recursive: true, force: true });
   }
 }

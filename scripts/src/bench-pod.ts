@@ -26,10 +26,17 @@ export interface BenchPod {
   close(): Promise<void>;
 }
 
-export async function startBenchPod(o: {
+export interface BenchPodOptions {
   scenario: Record<string, unknown>;
   sidecarEnv?: Record<string, string>;
-}): Promise<BenchPod> {
+  batcherEnv?: Record<string, string>;
+  /** Script run as the batcher (default batcher/dist/main.js; the fault fixture for hang kinds). */
+  batcherScript?: string;
+  /** Command prefix for the batcher, e.g. ['taskset', '-c', '0'] (it execs node: same pid). */
+  batcherPrefix?: string[];
+}
+
+export async function startBenchPod(o: BenchPodOptions): Promise<BenchPod> {
   const spec = loadPodSpec(ROOT);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'cfsb-benchpod-'));
   const scenarioFile = path.join(dir, 'scenario.json');
@@ -46,8 +53,10 @@ export async function startBenchPod(o: {
       manifestContainers(spec, {
         id: { podName: 'cfs-batcher-bench', namespace: 'services' },
         local: { CFS_API_URL: sim.cfsUrl, HEARTBEAT_PATH: heartbeatPath, OTEL_SDK_DISABLED: 'true' },
-        batcher: { METRICS_PORT: '0' },
+        batcher: { METRICS_PORT: '0', ...o.batcherEnv },
         sidecar: { HEALTH_PORT: String(healthPort), HEALTH_HOST: '127.0.0.1', ...o.sidecarEnv },
+        ...(o.batcherScript ? { batcherArgs: [path.join(ROOT, o.batcherScript)] } : {}),
+        ...(o.batcherPrefix ? { batcherPrefix: o.batcherPrefix } : {}),
       }),
   });
   await pod.start();

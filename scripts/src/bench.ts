@@ -3,23 +3,28 @@
  * sidecar /livez latency at 200 requests/s, and hang/crash detection with the manifest's probes. Several runs,
  * medians. Prints a table and writes bench-results/<date>.json and .md. Not part of `npm test`.
  *
- * Options: --runs N (default 3), --sizes 1000,10000,50000, --livez-seconds S (10), --only cycle|livez|detect|soak,
- * --soak N,A (components, ambiguous creates; default 12000,1000), --quick (one run, 1k only, 3 s of /livez, a
- * 600,60 soak). The soak (bench-soak.ts) runs once, whatever --runs says.
+ * Options: --runs N (default 3), --sizes 1000,10000,50000, --livez-seconds S (10),
+ * --only cycle,livez,detect,false-restarts,soak (default: all), --soak N,A (components, ambiguous creates; default
+ * 12000,1000; runs once whatever --runs says), --quick (one run, 1k only, 3 s of /livez, 3 detect runs, 30 s
+ * conditions, a 600,60 soak), --detect-runs N (5 per hang kind), --conditions refused,503,... (all), --fr-seconds S (120: the
+ * issue asks 1800 for outages, 600 for saturation), --check-interval S (10, the CFS default; false-restart pods),
+ * --detect-interval S (1; detection pods).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { runCycleBench, type CycleRun } from './bench-cycle';
-import { runDetect, type DetectRun } from './bench-detect';
+import type { DetectRun } from './bench-detect';
+import { CONDITIONS, type FalseRestartRun } from './bench-false-restarts';
+import { parseConditions, runDetectBench, runFalseRestartBench, type HealthArgs } from './bench-health';
 import { runLivezBench, type LivezRun } from './bench-livez';
 import { ROOT } from './bench-procs';
 import { runSoak, type SoakRun } from './bench-soak';
 import { fmt, markdownTable, median, type Row } from './bench-stats';
 import { loadPodSpec } from './pod-spec';
 
-interface Args {
+interface Args extends HealthArgs {
   runs: number;
   sizes: number[];
   livezSeconds: number;
@@ -38,6 +43,11 @@ export function parseBenchArgs(argv: readonly string[]): Args {
       'livez-seconds': { type: 'string' },
       only: { type: 'string' },
       soak: { type: 'string' },
+      'detect-runs': { type: 'string' },
+      conditions: { type: 'string' },
+      'fr-seconds': { type: 'string' },
+      'check-interval': { type: 'string' },
+      'detect-interval': { type: 'string' },
       quick: { type: 'boolean', default: false },
     },
   });
@@ -45,13 +55,20 @@ export function parseBenchArgs(argv: readonly string[]): Args {
     runs: 3,
     sizes: [1000, 10_000, 50_000],
     livezSeconds: 10,
-    only: new Set(['cycle', 'livez', 'detect', 'soak']),
+    only: new Set(['cycle', 'livez', 'detect', 'false-restarts', 'soak']),
     soak: { components: 12_000, ambiguous: 1000 },
+    detectRuns: 5,
+    conditions: [...CONDITIONS],
+    falseRestartSeconds: 120,
+    checkIntervalS: 10,
+    detectCheckIntervalS: 1,
   };
   if (v.quick) {
     a.runs = 1;
     a.sizes = [1000];
     a.livezSeconds = 3;
+    a.detectRuns = 3;
+    a.falseRestartSeconds = 30;
     a.soak = { components: 600, ambiguous: 60 };
   }
   if (v.soak !== undefined) {
@@ -62,6 +79,11 @@ export function parseBenchArgs(argv: readonly string[]): Args {
   if (v.sizes !== undefined) a.sizes = v.sizes.split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0);
   if (v['livez-seconds'] !== undefined) a.livezSeconds = Math.max(1, Number(v['livez-seconds']));
   if (v.only !== undefined) a.only = new Set(v.only.split(','));
+  if (v['detect-runs'] !== undefined) a.detectRuns = Math.max(1, Number(v['detect-runs']));
+  if (v.conditions !== undefined) a.conditions = parseConditions(v.conditions);
+  if (v['fr-seconds'] !== undefined) a.falseRestartSeconds = Math.max(5, Number(v['fr-seconds']));
+  if (v['check-interval'] !== undefined) a.checkIntervalS = Math.max(1, Number(v['check-interval']));
+  if (v['detect-interval'] !== undefined) a.detectCheckIntervalS = Math.max(1, Number(v['detect-interval']));
   return a;
 }
 
@@ -79,7 +101,9 @@ async function main(): Promise<void> {
   const started = new Date();
   const cycle: Record<number, CycleRun[]> = {};
   const livez: LivezRun[] = [];
-  const detect: DetectRun[] = [];
+  let detect: DetectRun[] = [];
+  let falseRestarts: FalseRestartRun[] = [];
+  const healthRows: Row[] = [];
   const errors: string[] = [];
   let soak: SoakRun | null = null;
 
@@ -112,16 +136,14 @@ async function main(): Promise<void> {
     }
   }
   if (args.only.has('detect')) {
-    for (const kind of ['hang', 'crash'] as const) {
-      log(`detection bench: ${kind}, ${args.runs} pods in parallel (manifest probe settings)`);
-      const runs = await Promise.allSettled(Array.from({ length: args.runs }, () => runDetect(kind)));
-      for (const r of runs) {
-        if (r.status === 'fulfilled') {
-          detect.push(r.value);
-          log(`  ${kind}: SIGTERM/exit at ${fmt(r.value.detectS)} s, SIGKILL ${fmt(r.value.killS)} s, new instance cycling at ${fmt(r.value.recoverS)} s (bound ${r.value.boundS} s)`);
-        } else errors.push(`detect ${kind}: ${(r.reason as Error).message}`);
-      }
-    }
+    const r = await runDetectBench(args, log, errors);
+    detect = r.runs;
+    healthRows.push(...r.rows);
+  }
+  if (args.only.has('false-restarts')) {
+    const r = await runFalseRestartBench(args, log, errors);
+    falseRestarts = r.runs;
+    healthRows.push(...r.rows);
   }
 
   if (args.only.has('soak')) {
@@ -151,17 +173,7 @@ async function main(): Promise<void> {
     rows.push({ metric: 'sidecar /livez p99 @200 req/s', value: `${fmt(median(livez.map((r) => r.p99Ms ?? NaN)), 2)} ms`, runs: livez.map((r) => fmt(r.p99Ms, 2)).join(', ') });
     rows.push({ metric: 'sidecar /livez failed answers', value: String(median(livez.map((r) => r.failed))), runs: livez.map((r) => `${r.failed}/${r.sent}`).join(', ') });
   }
-  for (const kind of ['hang', 'crash'] as const) {
-    const d = detect.filter((r) => r.kind === kind);
-    if (d.length === 0) continue;
-    if (kind === 'hang') {
-      rows.push({ metric: 'hang (SIGSTOP) -> SIGTERM', value: `${fmt(median(d.map((r) => r.detectS)))} s`, runs: d.map((r) => fmt(r.detectS)).join(', '), original: 'never' });
-      rows.push({ metric: 'hang (SIGSTOP) -> SIGKILL', value: `${fmt(median(d.map((r) => r.killS ?? NaN)))} s (bound ${d[0]!.boundS} s)`, runs: d.map((r) => fmt(r.killS)).join(', '), original: 'never' });
-      rows.push({ metric: 'hang -> new instance completed a cycle', value: `${fmt(median(d.map((r) => r.recoverS)))} s`, runs: d.map((r) => fmt(r.recoverS)).join(', ') });
-    } else {
-      rows.push({ metric: 'crash (SIGKILL) -> new instance completed a cycle', value: `${fmt(median(d.map((r) => r.recoverS)))} s`, runs: d.map((r) => fmt(r.recoverS)).join(', ') });
-    }
-  }
+  rows.push(...healthRows);
 
   if (soak) {
     const k = `soak ${soak.components / 1000}k, ${soak.ambiguousInjected} ambiguous creates, ${soak.kills} SIGKILLs`;
@@ -175,7 +187,7 @@ async function main(): Promise<void> {
   const outDir = path.join(ROOT, 'bench-results');
   mkdirSync(outDir, { recursive: true });
   const meta = { started: started.toISOString(), node: process.version, cpus: os.cpus().length, runs: args.runs, batcherNodeOptions: nodeOptions };
-  writeFileSync(path.join(outDir, `${stamp}.json`), JSON.stringify({ meta, cycle, livez, detect, soak, errors }, null, 2));
+  writeFileSync(path.join(outDir, `${stamp}.json`), JSON.stringify({ meta, cycle, livez, detect, falseRestarts, soak, errors }, null, 2));
   const md = `# Benchmarks ${started.toISOString()}\n\nNode ${process.version}, ${meta.cpus} CPUs, ${args.runs} run(s) each, batcher NODE_OPTIONS=${nodeOptions}.\n\n${table}\n${errors.length ? `\nErrors:\n${errors.map((e) => `- ${e}`).join('\n')}\n` : ''}`;
   writeFileSync(path.join(outDir, `${stamp}.md`), md);
   log(`\n${table}\n\nwritten: bench-results/${stamp}.json and .md`);

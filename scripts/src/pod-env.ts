@@ -74,6 +74,8 @@ export interface ManifestOverrides {
   sidecar?: Record<string, string | undefined>;
   /** The batcher's entry (default batcher/dist/main.js); node options go before it. */
   batcherArgs?: string[];
+  /** See ContainerLaunch.prefix. */
+  batcherPrefix?: string[];
 }
 
 /**
@@ -95,6 +97,7 @@ export function manifestContainers(spec: PodSpec, o: ManifestOverrides): Contain
     {
       name: BATCHER_CONTAINER,
       nodeArgs: o.batcherArgs ?? [path.join(root, 'batcher/dist/main.js')],
+      ...(o.batcherPrefix ? { prefix: o.batcherPrefix } : {}),
       env: containerEnv(b, o.id, { ...local, ...o.batcher }, process.env),
       probes: b.probes,
     },

@@ -35,6 +35,8 @@ export interface ContainerLaunch {
   name: string;
   /** node arguments: options, then the script. */
   nodeArgs: string[];
+  /** A command that execs node with the same pid, e.g. ['taskset', '-c', '0'] (the bench's CPU-limit stand-in). */
+  prefix?: string[];
   env: Record<string, string>;
   probes: ContainerProbes;
 }
@@ -110,10 +112,11 @@ export class LocalPod {
       o.onMessage?.(container, message);
     };
     for (const c of o.containers(this.endpoints, this.healthPort)) {
+      const [command, ...prefixArgs] = [...(c.prefix ?? []), process.execPath];
       const sc = new SupervisedContainer({
         name: c.name,
-        command: process.execPath,
-        args: c.nodeArgs,
+        command: command!,
+        args: [...prefixArgs, ...c.nodeArgs],
         cwd: path.resolve(__dirname, '..', '..'),
         env: c.env,
         probes: c.probes,

@@ -47,7 +47,15 @@ export async function standaloneCheck(config: SidecarConfig, kind: CheckKind, no
   const tracker = new Tracker({ wallMs: now.wallMs - t.startupGraceMs - 1, monoMs: now.monoMs - t.startupGraceMs - 1 });
   const read = await readHeartbeat(config.heartbeatPath);
   const cfs = { latest: null, lastSuccess: null };
-  const history = tracker.observe(read, cfs, now, t.cfsStaleMs);
+  const observed = tracker.observe(read, cfs, now, t.cfsStaleMs);
+  // One read cannot see the sequence advance: back-date the sidecar's sightings to the file's own stamps.
+  const cur = observed.current;
+  const hb = observed.lastGood;
+  const ago = (ms: number): number => now.monoMs - Math.max(0, now.wallMs - ms);
+  const history =
+    cur && hb
+      ? { ...observed, current: { ...cur, advancedAtMono: ago(hb.written_at_ms), rewrittenSeenMono: ago(hb.written_at_ms), phaseSeenMono: ago(hb.phase_started_at_ms) } }
+      : observed;
   const v = evaluate({ now, heartbeatRead: read, history, cfs, thresholds: t });
   if (kind === 'startup') {
     const s = evaluateStartup(v, history, now, t);

@@ -18,8 +18,14 @@ import {
 export interface Thresholds {
   /** Time a starting sidecar, or a new batcher instance, is given before missing/stale heartbeats fail liveness. */
   startupGraceMs: number;
-  /** Added to the live batcher_check_interval: the longest a cycle boundary may go without a heartbeat. */
+  /** Longest silence allowed in any phase (the batcher beats at least once a second); null = interval + cycleBudgetMs. */
+  freshnessMs: number | null;
+  /** Added to the live batcher_check_interval when freshnessMs is null (a batcher that sleeps without beating). */
   cycleBudgetMs: number;
+  /** Added to 2 x the live check interval: how long a batcher claiming CFS trouble may go without trying CFS. */
+  tryingMarginMs: number;
+  /** A working phase past its budget is not stuck while its last CFS answer is at most this old. */
+  cfsAnswerAllowanceMs: number;
   /** Longest time the batcher may stay in one working phase. Phases without an entry use defaultPhaseBudgetMs. */
   phaseBudgetsMs: Partial<Record<Phase, number>>;
   defaultPhaseBudgetMs: number;
@@ -75,9 +81,16 @@ export function parsePhaseBudgets(text: string, name = 'SIDECAR_PHASE_BUDGETS'):
 export function thresholdsFromEnv(env: NodeJS.ProcessEnv = process.env): Thresholds {
   const cfsPollS = envInt(env, 'SIDECAR_CFS_POLL_SECONDS', 10, 0, 3600);
   const deadlineS = envInt(env, 'SIDECAR_PROGRESS_DEADLINE_SECONDS', 0, 0, 7 * 86400);
+  // 14 s: above the worst beat gap measured (11.2 s: a CFS call hanging into the 10 s client timeout) with margin,
+  // and inside the 30 s hang-to-SIGKILL target (docs/deployment.md); 0 = the older interval rule.
+  const freshS = envInt(env, 'SIDECAR_FRESHNESS_SECONDS', 14, 0, 86400);
   return {
     startupGraceMs: envInt(env, 'SIDECAR_STARTUP_GRACE_SECONDS', 60, 0, 86400) * 1000,
+    freshnessMs: freshS > 0 ? freshS * 1000 : null,
     cycleBudgetMs: envInt(env, 'SIDECAR_CYCLE_BUDGET_SECONDS', 30, 1, 86400) * 1000,
+    tryingMarginMs: envInt(env, 'SIDECAR_TRYING_MARGIN_SECONDS', 5, 0, 3600) * 1000,
+    // 10 s request timeout + 30 s retry budget: every CFS call ends with an answer (or a timeout) well within 60 s.
+    cfsAnswerAllowanceMs: envInt(env, 'SIDECAR_PHASE_ANSWER_SECONDS', 60, 1, 86400) * 1000,
     phaseBudgetsMs: {
       ...parsePhaseBudgets(DEFAULT_PHASE_BUDGETS),
       ...parsePhaseBudgets(envString(env, 'SIDECAR_PHASE_BUDGETS', '')),

@@ -6,6 +6,7 @@
  * `observe` is pure: (previous history, new read, CFS cache, now) -> next history.
  */
 import type { Heartbeat, HeartbeatReadResult } from '@cfs-batcher/shared';
+import { heartbeatExt } from './heartbeat-ext';
 
 /** Wall clock (epoch ms, comparable with the batcher's timestamps) and the sidecar's monotonic clock. */
 export interface Now {
@@ -43,6 +44,14 @@ export interface InstanceTrack {
   proven: boolean;
   /** Newest written_at_ms seen for this instance, even on a rewrite that did not advance. */
   latestWrittenAtMs: number;
+  /** When (sidecar monotonic clock) written_at_ms last moved: a rewrite without progress, told apart from silence. */
+  rewrittenSeenMono: number;
+  /** creating.last_attempt_ms as last seen, and when the sidecar saw it change (null: never tried, or unknown). */
+  lastAttemptMs: number | null;
+  attemptSeenMono: number | null;
+  /** progress.last_cfs_answer_ms as last seen, and when the sidecar saw it change (null: no answer, or unknown). */
+  lastCfsAnswerMs: number | null;
+  answerSeenMono: number | null;
   phaseKey: string;
   phaseSeenMono: number;
 }
@@ -92,6 +101,12 @@ export function initialHistory(now: Now): History {
 
 const phaseKeyOf = (hb: Heartbeat): string => `${hb.phase}@${hb.phase_started_at_ms}`;
 
+/** Pure: a batcher timestamp as last seen, and when the sidecar saw it change (its own clock, never the file's). */
+function seenChange(prevValue: number | null, prevMono: number | null, value: number | null, nowMono: number): [number | null, number | null] {
+  if (value === null) return [null, null];
+  return value !== prevValue || prevMono === null ? [value, nowMono] : [value, prevMono];
+}
+
 /** Pure: folds one heartbeat read into the instance track. */
 function observeHeartbeat(prev: History, read: HeartbeatReadResult, now: Now): History {
   const next: History = { ...prev, reads: prev.reads + 1 };
@@ -108,6 +123,7 @@ function observeHeartbeat(prev: History, read: HeartbeatReadResult, now: Now): H
   if (!cur || cur.id !== hb.instance_id) {
     // A different instance id: the batcher restarted (unless this is the sidecar's first look).
     const first = prev.current === null && prev.instancesSeen.length === 0;
+    const ext = heartbeatExt(hb);
     next.current = {
       id: hb.instance_id,
       firstSeenMono: now.monoMs,
@@ -116,6 +132,11 @@ function observeHeartbeat(prev: History, read: HeartbeatReadResult, now: Now): H
       advancedAtMono: now.monoMs,
       proven: false,
       latestWrittenAtMs: hb.written_at_ms,
+      rewrittenSeenMono: now.monoMs,
+      lastAttemptMs: ext.creating?.last_attempt_ms ?? null,
+      attemptSeenMono: ext.creating?.last_attempt_ms != null ? now.monoMs : null,
+      lastCfsAnswerMs: ext.lastCfsAnswerMs,
+      answerSeenMono: ext.lastCfsAnswerMs !== null ? now.monoMs : null,
       phaseKey: phaseKeyOf(hb),
       phaseSeenMono: now.monoMs,
     };
@@ -127,8 +148,17 @@ function observeHeartbeat(prev: History, read: HeartbeatReadResult, now: Now): H
   }
   const advanced = hb.sequence > cur.maxSequence;
   const key = phaseKeyOf(hb);
+  // Only an advancing heartbeat may move the attempt and answer clocks: an old copy must not look like activity.
+  const ext = heartbeatExt(advanced ? hb : prev.lastGood);
+  const [lastAttemptMs, attemptSeenMono] = seenChange(cur.lastAttemptMs, cur.attemptSeenMono, ext.creating?.last_attempt_ms ?? null, now.monoMs);
+  const [lastCfsAnswerMs, answerSeenMono] = seenChange(cur.lastCfsAnswerMs, cur.answerSeenMono, ext.lastCfsAnswerMs, now.monoMs);
   next.current = {
     ...cur,
+    rewrittenSeenMono: hb.written_at_ms > cur.latestWrittenAtMs ? now.monoMs : cur.rewrittenSeenMono,
+    lastAttemptMs,
+    attemptSeenMono,
+    lastCfsAnswerMs,
+    answerSeenMono,
     maxSequence: Math.max(cur.maxSequence, hb.sequence),
     advancedAtMono: advanced ? now.monoMs : cur.advancedAtMono,
     proven: cur.proven || advanced,

@@ -1,5 +1,6 @@
 /** Sidecar metrics (names fixed in docs/CONTRACTS.md), on their own registry. */
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { CREATING_STATES, heartbeatExt } from './heartbeat-ext';
 import type { CfsCache, History } from './history';
 import { REASONS, type Verdict } from './verdict';
 
@@ -16,6 +17,11 @@ export class SidecarMetrics {
   private readonly cfsReachable: Gauge;
   private readonly pending: Gauge;
   private readonly stall: Gauge;
+  private readonly creating: Gauge<'state'>;
+  private readonly pendingSessions: Gauge;
+  private readonly pendingCap: Gauge;
+  private readonly createsCap: Gauge;
+  private readonly unwritten: Gauge;
   readonly probes: Counter<'path' | 'code'>;
   private restartsCounted = 0;
 
@@ -32,8 +38,16 @@ export class SidecarMetrics {
     this.pending = new Gauge({ name: 'cfs_batcher_health_pending_components', help: '1 when at least one enabled component is pending (limit=1 query), 0 when none', registers });
     this.stall = new Gauge({ name: 'cfs_batcher_health_pending_stall_seconds', help: 'How long components have been pending with no batcher session progress', registers });
     this.probes = new Counter({ name: 'cfs_batcher_health_probe_requests_total', help: 'Requests to the sidecar endpoints', labelNames: ['path', 'code'], registers });
+    this.creating = new Gauge({ name: 'cfs_batcher_health_creating_state', help: "1 for the batcher's creating.state in force (why it is or is not creating sessions), 0 for the others; all 0 when unreported", labelNames: ['state'], registers });
+    this.pendingSessions = new Gauge({ name: 'cfs_batcher_health_pending_sessions', help: 'Batcher sessions still pending in CFS (pacing.pending_sessions; NaN when unreported)', registers });
+    this.pendingCap = new Gauge({ name: 'cfs_batcher_health_pending_sessions_cap', help: 'Cap on batcher sessions pending in CFS (pacing.pending_cap)', registers });
+    this.createsCap = new Gauge({ name: 'cfs_batcher_health_creates_per_minute_cap', help: 'Session creates per minute allowed (pacing.creates_per_minute_cap)', registers });
+    this.unwritten = new Gauge({ name: 'cfs_batcher_health_completions_unwritten', help: 'Components whose completion PATCH failed and is queued for retry', registers });
     for (const reason of REASONS) this.verdict.set({ reason }, 0);
-    for (const g of [this.hbAge, this.hbTimestamp, this.hbSequence, this.cfsReachable, this.pending]) g.set(Number.NaN);
+    for (const state of CREATING_STATES) this.creating.set({ state }, 0);
+    for (const g of [this.hbAge, this.hbTimestamp, this.hbSequence, this.cfsReachable, this.pending, this.pendingSessions, this.pendingCap, this.createsCap, this.unwritten]) {
+      g.set(Number.NaN);
+    }
     this.stall.set(0);
     this.live.set(0);
   }
@@ -53,6 +67,12 @@ export class SidecarMetrics {
     const pending = cfs.lastSuccess?.pendingComponents;
     this.pending.set(pending === undefined ? Number.NaN : pending ? 1 : 0);
     this.stall.set(v.details.stallMs === null ? 0 : v.details.stallMs / 1000);
+    const ext = heartbeatExt(h.lastGood);
+    for (const state of CREATING_STATES) this.creating.set({ state }, ext.creating?.state === state ? 1 : 0);
+    this.pendingSessions.set(ext.pacing?.pending_sessions ?? Number.NaN);
+    this.pendingCap.set(ext.pacing?.pending_cap ?? Number.NaN);
+    this.createsCap.set(ext.pacing?.creates_per_minute_cap ?? Number.NaN);
+    this.unwritten.set(ext.completionsUnwritten ?? Number.NaN);
   }
 
   countProbe(path: string, code: number): void {

@@ -1,6 +1,7 @@
 /** Pure: the /status document, built from the cached evaluation. Times are ISO strings, ages in seconds. */
 import type { HeartbeatReadResult } from '@cfs-batcher/shared';
 import type { Thresholds } from './config';
+import { heartbeatExt } from './heartbeat-ext';
 import { cycleRatePerMinute, type CfsCache, type History, type Now } from './history';
 import { progressDeadlineMs, type StartupVerdict, type Verdict } from './verdict';
 
@@ -21,6 +22,7 @@ export function buildStatus(e: Evaluation, t: Thresholds, extra: { heartbeatPath
   const hb = h.lastGood;
   const o = cfs.latest;
   const rate = cycleRatePerMinute(h);
+  const ext = heartbeatExt(hb);
   return {
     live: v.live,
     reason: v.reason,
@@ -51,6 +53,21 @@ export function buildStatus(e: Evaluation, t: Thresholds, extra: { heartbeatPath
       batcher_cfs: hb?.cfs ?? null,
       counters: hb?.counters ?? null,
       last_batcher_session_created_at: iso(hb?.counters.last_session_created_ms),
+      // r2 fields; null when the batcher does not report them
+      creating: ext.creating
+        ? {
+            state: ext.creating.state,
+            reason: ext.creating.reason,
+            next_attempt_at: iso(ext.creating.next_attempt_ms),
+            last_attempt_at: iso(ext.creating.last_attempt_ms),
+            cfs_trouble_since: iso(ext.creating.cfs_trouble_since_ms),
+            last_attempt_seen_seconds_ago: sec(v.details.lastAttemptAgeMs),
+          }
+        : null,
+      pacing: ext.pacing,
+      last_cfs_answer_at: iso(ext.lastCfsAnswerMs),
+      last_cfs_answer_seen_seconds_ago: sec(v.details.lastCfsAnswerAgeMs),
+      completions_unwritten: ext.completionsUnwritten,
     },
     cfs: {
       polling: extra.cfsPollMs > 0,
@@ -65,13 +82,17 @@ export function buildStatus(e: Evaluation, t: Thresholds, extra: { heartbeatPath
     progress: {
       stall_seconds: sec(v.details.stallMs),
       deadline_seconds: sec(progressDeadlineMs(hb, t)),
+      cfs_trouble: v.details.cfsTrouble,
     },
     restarts_seen: h.restarts,
     instances_seen: h.instancesSeen,
     sidecar_started_at: iso(h.sidecarStartWall),
     thresholds: {
       startup_grace_seconds: t.startupGraceMs / 1000,
+      freshness_seconds: t.freshnessMs === null ? null : t.freshnessMs / 1000,
       cycle_budget_seconds: t.cycleBudgetMs / 1000,
+      trying_margin_seconds: t.tryingMarginMs / 1000,
+      phase_answer_allowance_seconds: t.cfsAnswerAllowanceMs / 1000,
       freshness_limit_seconds: v.details.freshnessLimitMs / 1000,
       silence_limit_seconds: v.details.silenceLimitMs / 1000,
       phase_budgets_seconds: Object.fromEntries(Object.entries(t.phaseBudgetsMs).map(([k, ms]) => [k, (ms ?? 0) / 1000])),

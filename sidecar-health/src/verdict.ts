@@ -4,6 +4,7 @@
  */
 import { CFS_OPTION_DEFAULTS, WAIT_PHASES, type Heartbeat, type HeartbeatReadResult } from '@cfs-batcher/shared';
 import type { Thresholds } from './config';
+import { TROUBLE_STATES, heartbeatExt } from './heartbeat-ext';
 import { usableCfs, type CfsCache, type History, type Now } from './history';
 
 export const REASONS = [
@@ -40,6 +41,11 @@ export interface VerdictDetails {
   progressDeadlineMs: number | null;
   /** Set when the current read failed but an earlier good heartbeat still counts. */
   readProblem: string | null;
+  /** Since the sidecar saw creating.last_attempt_ms / progress.last_cfs_answer_ms change (null: unknown or never). */
+  lastAttemptAgeMs: number | null;
+  lastCfsAnswerAgeMs: number | null;
+  /** Set while pending work without sessions is excused as CFS trouble (the batcher keeps trying). */
+  cfsTrouble: string | null;
 }
 
 export interface Verdict {
@@ -52,10 +58,21 @@ export interface Verdict {
 /** Whole seconds, with one decimal below 10 s so a short limit and its overrun do not print the same. */
 const secs = (ms: number): string => (Math.abs(ms) < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`);
 
-/** Pure: the freshness limit from the live check interval in the heartbeat. */
+/**
+ * Pure: the freshness limit. Fixed (SIDECAR_FRESHNESS_SECONDS) for a batcher that beats at least once a second in
+ * every phase; 0 selects the older rule, live check interval + cycle budget, for a batcher that sleeps silently.
+ */
 export function freshnessLimitMs(hb: Heartbeat | null, t: Thresholds): number {
+  if (t.freshnessMs !== null) return t.freshnessMs;
   return (hb?.options.batcher_check_interval ?? t.defaultCheckIntervalS) * 1000 + t.cycleBudgetMs;
 }
+
+/** Pure: how long the batcher may go without trying CFS while it claims CFS trouble (2 x live interval + margin). */
+export function tryingLimitMs(hb: Heartbeat, t: Thresholds): number {
+  return 2 * hb.options.batcher_check_interval * 1000 + t.tryingMarginMs;
+}
+
+const sinceSeen = (now: Now, mono: number | null): number | null => (mono === null ? null : Math.max(0, now.monoMs - mono));
 
 /** Pure: the budget of a working phase; null for sleep (bounded by freshness) and dependency waits (exempt). */
 export function phaseBudgetMs(hb: Heartbeat, t: Thresholds): number | null {
@@ -99,6 +116,9 @@ export function evaluate(input: EvaluateInput): Verdict {
     stallMs: null,
     progressDeadlineMs: null,
     readProblem: read.ok ? null : `${read.reason}: ${read.detail}`,
+    lastAttemptAgeMs: sinceSeen(now, cur?.attemptSeenMono ?? null),
+    lastCfsAnswerAgeMs: sinceSeen(now, cur?.answerSeenMono ?? null),
+    cfsTrouble: null,
   };
   const fail = (reason: Reason, message: string): Verdict =>
     inGrace
@@ -116,15 +136,15 @@ export function evaluate(input: EvaluateInput): Verdict {
     return fail(read.ok || read.reason === 'missing' ? 'heartbeat_missing' : 'heartbeat_invalid', `no valid heartbeat for ${since} since the sidecar started (${what})`);
   }
 
-  // Two clocks: the batcher's written_at_ms and the sidecar's own sight of the sequence advancing.
-  const writtenAge = Math.max(0, now.wallMs - hb.written_at_ms);
+  // Only the sidecar's monotonic clock: when IT saw the sequence advance and the phase change. The file's wall-clock
+  // stamps are never compared with the sidecar's wall clock, so a wall-clock jump (either way) cannot fail liveness.
   const seenAge = Math.max(0, now.monoMs - cur.advancedAtMono);
-  const silence = Math.max(writtenAge, seenAge);
-  const phaseAge = Math.max(0, now.wallMs - hb.phase_started_at_ms, now.monoMs - cur.phaseSeenMono);
+  const silence = seenAge;
+  const phaseAge = Math.max(0, now.monoMs - cur.phaseSeenMono);
   const budget = phaseBudgetMs(hb, t);
-  // The batcher stamps on every CFS answer inside a working phase (throttled to 1/s), so silence longer than the
-  // freshness limit means a stopped or blocked loop in any phase; the phase budget catches a loop that keeps
-  // stamping but never leaves its phase.
+  const ext = heartbeatExt(hb);
+  // The batcher beats at least once a second in every phase, so silence longer than the freshness limit means a
+  // stopped or blocked loop in any phase; the phase budget catches a loop that keeps beating but never leaves its phase.
   const silenceLimit = freshLimit;
   Object.assign(details, { heartbeatAgeMs: silence, silenceLimitMs: silenceLimit, phaseAgeMs: phaseAge, phaseBudgetMs: budget });
   const phaseNote = `last phase ${hb.phase} began ${secs(phaseAge)} ago`;
@@ -133,12 +153,13 @@ export function evaluate(input: EvaluateInput): Verdict {
     const reason: Reason = read.reason === 'missing' ? 'heartbeat_missing' : 'heartbeat_invalid';
     return fail(reason, `no valid heartbeat for ${secs(silence)} (limit ${secs(silenceLimit)}): ${read.reason}: ${read.detail}; ${phaseNote}`);
   }
-  if (budget !== null && phaseAge > budget) {
-    return fail('phase_stuck', `phase ${hb.phase} began ${secs(phaseAge)} ago (budget ${secs(budget)}); last heartbeat ${secs(silence)} ago, sequence ${hb.sequence}`);
+  if (budget !== null && phaseAge > budget && !answering(ext.progressKnown, details.lastCfsAnswerAgeMs, t)) {
+    const answer = ext.progressKnown ? `, last CFS answer ${details.lastCfsAnswerAgeMs === null ? 'never' : `${secs(details.lastCfsAnswerAgeMs)} ago`} (allowance ${secs(t.cfsAnswerAllowanceMs)})` : '';
+    return fail('phase_stuck', `phase ${hb.phase} began ${secs(phaseAge)} ago (budget ${secs(budget)})${answer}; last heartbeat ${secs(silence)} ago, sequence ${hb.sequence}`);
   }
   if (silence > silenceLimit) {
     // Still being rewritten (written_at moves) while the sequence stands still: a loop that stamps without progress.
-    if (now.wallMs - cur.latestWrittenAtMs <= silenceLimit) {
+    if (now.monoMs - cur.rewrittenSeenMono <= silenceLimit) {
       return fail(
         'heartbeat_not_advancing',
         `heartbeat rewritten without progress: sequence ${cur.maxSequence} unchanged for ${secs(seenAge)} (limit ${secs(silenceLimit)}); ${phaseNote}`,
@@ -153,21 +174,44 @@ export function evaluate(input: EvaluateInput): Verdict {
     const stall = now.monoMs - h.stall.sinceMono;
     details.stallMs = stall;
     if (stall > deadline) {
-      return fail(
-        'no_progress',
-        `components pending in CFS for ${secs(stall)} with no batcher session created or active (deadline ${secs(deadline)}); ` +
-          `batcher phase ${hb.phase}, cycle ${hb.cycle}, ${hb.counters.sessions_created_total} sessions created by this instance`,
-      );
+      const trouble = cfsTroubleExcuse(hb, details, t);
+      if (!trouble.excused) {
+        const why = trouble.text ?? `batcher phase ${hb.phase}, cycle ${hb.cycle}, ${hb.counters.sessions_created_total} sessions created by this instance`;
+        return fail('no_progress', `components pending in CFS for ${secs(stall)} with no batcher session created or active (deadline ${secs(deadline)}); ${why}`);
+      }
+      details.cfsTrouble = trouble.text;
     }
   }
 
   const readNote = read.ok ? '' : `; current read failed (${read.reason}), using the heartbeat from ${secs(silence)} ago`;
+  const troubleNote = details.cfsTrouble ? `; pending work waits on CFS: ${details.cfsTrouble}` : '';
   return {
     live: true,
     reason: 'ok',
-    message: `batcher alive: heartbeat ${secs(silence)} ago (limit ${secs(silenceLimit)}), phase ${hb.phase} for ${secs(phaseAge)}, cycle ${hb.cycle}${readNote}`,
+    message: `batcher alive: heartbeat ${secs(silence)} ago (limit ${secs(silenceLimit)}), phase ${hb.phase} for ${secs(phaseAge)}, cycle ${hb.cycle}${readNote}${troubleNote}`,
     details,
   };
+}
+
+/** Pure: a phase still getting CFS answers is not stuck. Unknown (an older heartbeat) falls back to the budget alone. */
+function answering(progressKnown: boolean, answerAgeMs: number | null, t: Thresholds): boolean {
+  return progressKnown && answerAgeMs !== null && answerAgeMs <= t.cfsAnswerAllowanceMs;
+}
+
+/**
+ * Pure: pending work with no session is CFS's trouble, not a stalled loop, while the batcher reports a trouble state
+ * AND the sidecar saw it try (create, lookup or completion PATCH) within 2 x the check interval + a margin.
+ * `text` is null when the heartbeat claims no trouble (the plain no_progress rule applies).
+ */
+function cfsTroubleExcuse(hb: Heartbeat, d: VerdictDetails, t: Thresholds): { excused: boolean; text: string | null } {
+  const c = heartbeatExt(hb).creating;
+  if (!c || !TROUBLE_STATES.has(c.state)) return { excused: false, text: null };
+  const limit = tryingLimitMs(hb, t);
+  const age = d.lastAttemptAgeMs;
+  const what = `creating ${c.state}${c.reason ? ` (${c.reason})` : ''}`;
+  if (age !== null && age <= limit) return { excused: true, text: `${what}, last try ${secs(age)} ago (limit ${secs(limit)})` };
+  const last = age === null ? 'never seen trying' : `last try seen ${secs(age)} ago`;
+  return { excused: false, text: `batcher reports ${what} but has stopped trying: ${last} (limit ${secs(limit)})` };
 }
 
 export interface StartupVerdict {
@@ -184,7 +228,12 @@ export function evaluateStartup(v: Verdict, h: History, now: Now, t: Thresholds)
   const hb = h.lastGood;
   const cur = h.current;
   if (!hb || !cur) return { ready: false, message: 'no heartbeat from the batcher yet' };
-  const fresh = v.details.heartbeatAgeMs !== null && v.details.heartbeatAgeMs <= v.details.silenceLimitMs;
+  // On first sight only the file's own stamp can tell a stale file left by a previous instance; once the sidecar has
+  // seen the sequence advance its own clock decides (a wall-clock jump then delays nothing).
+  const fresh =
+    v.details.heartbeatAgeMs !== null &&
+    v.details.heartbeatAgeMs <= v.details.silenceLimitMs &&
+    (cur.proven || now.wallMs - hb.written_at_ms <= v.details.silenceLimitMs);
   const startedAgo = now.wallMs - hb.started_at_ms;
   const replacedAgo = now.monoMs - cur.firstSeenMono;
   const recent = startedAgo <= t.startupGraceMs || (!cur.initial && replacedAgo <= t.startupGraceMs);

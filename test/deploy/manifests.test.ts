@@ -244,28 +244,27 @@ describe('probes and thresholds', () => {
     expect(sideLive.httpGet.path).toBe('/healthz');
   });
 
-  it('liveness is sized for a starved node: timeout >= 3 s, failureThreshold >= 3, successThreshold 1', () => {
+  it('liveness is sized for a starved node: timeout >= 2 s (a cached answer, p99 ~6 ms), failureThreshold >= 3, successThreshold 1', () => {
     for (const p of [live, batcher.startupProbe]) {
-      expect(p.timeoutSeconds).toBeGreaterThanOrEqual(3);
+      expect(p.timeoutSeconds).toBeGreaterThanOrEqual(2);
       expect(p.successThreshold ?? 1).toBe(1);
     }
     expect(live.failureThreshold).toBeGreaterThanOrEqual(3);
   });
 
-  it('a hung batcher is SIGKILLed within about a minute: T + e + f*p + t + g <= 75 s', () => {
-    const checkInterval = 10; // CFS default batcher_check_interval
-    const T = checkInterval + Number(envValue(sidecar, 'SIDECAR_CYCLE_BUDGET_SECONDS'));
+  it('a hung batcher is SIGKILLed within 30 s (issue 14): T + e + f*p + t + g <= 30 s', () => {
+    const T = Number(envValue(sidecar, 'SIDECAR_FRESHNESS_SECONDS'));
     const e = Number(envValue(sidecar, 'SIDECAR_EVAL_INTERVAL_MS')) / 1000;
     const worst = T + e + live.failureThreshold * live.periodSeconds + live.timeoutSeconds + live.terminationGracePeriodSeconds;
-    expect(worst).toBeLessThanOrEqual(75);
-    // ...and the freshness limit stays at least twice the batcher's 5 s stamping of its wait phases, even at the demo's 2 s.
-    expect(2 + Number(envValue(sidecar, 'SIDECAR_CYCLE_BUDGET_SECONDS'))).toBeGreaterThan(5 * 2);
+    expect(worst).toBeLessThanOrEqual(30);
+    // ...and T stays above the worst beat gap measured (11.2 s, a CFS call hanging into its 10 s deadline).
+    expect(T).toBeGreaterThanOrEqual(12);
     expect(live.terminationGracePeriodSeconds).toBeLessThan(deploy.spec.template.spec.terminationGracePeriodSeconds);
   });
 
-  it("a sidecar restart cannot take the batcher down: f*p(batcher) > f*p + t(sidecar) + start-up", () => {
-    const sidecarOutage = sideLive.failureThreshold * sideLive.periodSeconds + sideLive.timeoutSeconds + 3;
-    expect(live.failureThreshold * live.periodSeconds).toBeGreaterThan(sidecarOutage);
+  it("a sidecar restart cannot take the batcher down: (f-1)*p(batcher) > f*p + t + g(sidecar) + start-up", () => {
+    const sidecarOutage = sideLive.failureThreshold * sideLive.periodSeconds + sideLive.timeoutSeconds + (sideLive.terminationGracePeriodSeconds ?? 30) + 1;
+    expect((live.failureThreshold - 1) * live.periodSeconds).toBeGreaterThan(sidecarOutage);
   });
 
   it('the startup probe outlasts the sidecar startup grace, and slow-CFS phases have budgets longer than a retried call', () => {
@@ -290,7 +289,7 @@ describe('probes and thresholds', () => {
     for (const v of fileVars) delete env[v];
     const cfg = configFromEnv(env);
     expect(cfg.port).toBe(healthPort);
-    expect(cfg.thresholds.cycleBudgetMs).toBe(Number(env.SIDECAR_CYCLE_BUDGET_SECONDS) * 1000);
+    expect(cfg.thresholds.freshnessMs).toBe(Number(env.SIDECAR_FRESHNESS_SECONDS) * 1000);
     expect(cfg.thresholds.startupGraceMs).toBe(Number(env.SIDECAR_STARTUP_GRACE_SECONDS) * 1000);
   });
 
@@ -316,7 +315,7 @@ describe('probes and thresholds', () => {
     const pod = loadPodSpec(ROOT);
     const fromCsm = podSpecFromDocuments(csm, 'csm');
     expect(pod.containers[BATCHER]!.probes).toEqual(fromCsm.containers[BATCHER]!.probes);
-    expect(pod.containers[BATCHER]!.probes.liveness).toMatchObject({ path: '/livez', port: 8081, periodSeconds: live.periodSeconds, terminationGracePeriodSeconds: 10 });
+    expect(pod.containers[BATCHER]!.probes.liveness).toMatchObject({ path: '/livez', port: 8081, periodSeconds: live.periodSeconds, terminationGracePeriodSeconds: 2 });
     // named port "health" resolved against the sidecar's own ports, as the kubelet does
     expect(pod.containers[SIDECAR]!.probes.liveness?.port).toBe(8081);
   });

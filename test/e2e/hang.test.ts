@@ -1,7 +1,7 @@
 /**
  * Case 2: a hung batcher (SIGSTOP), a blocked event loop, and a CFS socket that never answers. Liveness must fail
- * and the kubelet model must restart the batcher within the bound of the formula, with the suite's scaled settings:
- *   between phases: T + f*p + t + g, T = batcher_check_interval + SIDECAR_CYCLE_BUDGET_SECONDS
+ * and the kubelet model must restart the batcher within the bound of the formula, with the manifest's probes:
+ *   in any phase: T + e + f*p + t + g, T = SIDECAR_FRESHNESS_SECONDS (the batcher beats every second)
  *   inside a phase (a call that never returns): phase budget + f*p + t + g
  */
 import { readHeartbeat } from '@cfs-batcher/shared';
@@ -9,7 +9,7 @@ import { closePodsAfter, FAST_BATCHER_ENV, FAST_LIVENESS, FAST_SIDECAR_ENV, Pod,
 import { holdsFor, report, waitFor } from '../helpers/wait';
 
 const CHECK_INTERVAL = 1;
-const T = CHECK_INTERVAL + Number(FAST_SIDECAR_ENV.SIDECAR_CYCLE_BUDGET_SECONDS);
+const T = Number(FAST_SIDECAR_ENV.SIDECAR_FRESHNESS_SECONDS) + Number(FAST_SIDECAR_ENV.SIDECAR_EVAL_INTERVAL_MS) / 1000;
 const L = FAST_LIVENESS;
 const PROBE = L.failureThreshold * L.periodSeconds + L.timeoutSeconds;
 const GRACE = L.terminationGracePeriodSeconds ?? 3;

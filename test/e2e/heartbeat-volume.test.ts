@@ -10,7 +10,7 @@ import { closePodsAfter, FAST_LIVENESS, FAST_SIDECAR_ENV, Pod, smallScenario, wa
 import { report, waitFor } from '../helpers/wait';
 
 const BATCH = 4;
-const T = 1 + Number(FAST_SIDECAR_ENV.SIDECAR_CYCLE_BUDGET_SECONDS);
+const T = Number(FAST_SIDECAR_ENV.SIDECAR_FRESHNESS_SECONDS) + 1;
 const BOUND = T + FAST_LIVENESS.failureThreshold * FAST_LIVENESS.periodSeconds + FAST_LIVENESS.timeoutSeconds + (FAST_LIVENESS.terminationGracePeriodSeconds ?? 3);
 const SLACK = 10;
 

@@ -102,7 +102,7 @@ describe('sidecar end to end (simulator + batcher + sidecar processes)', () => {
         HEALTH_PORT: '0',
         HEALTH_HOST: '127.0.0.1',
         SIDECAR_STARTUP_GRACE_SECONDS: '5',
-        SIDECAR_CYCLE_BUDGET_SECONDS: '6',
+        SIDECAR_FRESHNESS_SECONDS: '10',
         SIDECAR_PHASE_BUDGETS: 'starting=10,rebuild=10,options=5,check_status=5,collect=5,send=5,stopping=5',
         SIDECAR_EVAL_INTERVAL_MS: '200',
         SIDECAR_CFS_POLL_SECONDS: '1',
@@ -131,7 +131,7 @@ describe('sidecar end to end (simulator + batcher + sidecar processes)', () => {
     expect(JSON.parse(check.stdout.trim())).toMatchObject({ ok: true, source: 'sidecar', reason: 'ok' });
   });
 
-  it('stays 200 through a CFS outage (shortened to 15 s, twice the freshness limit)', async () => {
+  it('stays 200 through a CFS outage (shortened to 15 s, 1.5 x the freshness limit)', async () => {
     const outageMs = 15_000;
     const res = await fetch(`${simUrl.replace(/\/v3$/, '')}/__sim/outage`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ durationMs: outageMs }) });
     expect(res.status).toBe(202);
@@ -165,7 +165,7 @@ describe('sidecar end to end (simulator + batcher + sidecar processes)', () => {
     const detectMs = Date.now() - t0;
     expect(['heartbeat_stale', 'phase_stuck']).toContain(r.body.reason);
     expect(String(r.body.message)).toMatch(/no heartbeat for [\d.]+ s \(limit [\d.]+ s\)|phase \w+ began [\d.]+ s ago/);
-    console.log(`SIGSTOP detected after ${detectMs} ms (freshness limit 7 s, eval every 200 ms): ${String(r.body.message)}`);
+    console.log(`SIGSTOP detected after ${detectMs} ms (freshness limit 10 s, eval every 200 ms): ${String(r.body.message)}`);
     batcher.child.kill('SIGCONT');
     await waitFor('/livez 200 after SIGCONT', async () => ((await get(`${health}/livez`)).status === 200 ? true : undefined), 20_000);
   }, 60_000);

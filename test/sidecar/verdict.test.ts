@@ -92,8 +92,8 @@ describe('freshness rule', () => {
   it.each([
     { interval: 10, okAt: 39_000, failAt: 41_000, limit: 40 },
     { interval: 60, okAt: 89_000, failAt: 91_000, limit: 90 },
-  ])('limit = live batcher_check_interval $interval + 30 s cycle budget', ({ interval, okAt, failAt, limit }) => {
-    const tl = new Timeline();
+  ])('SIDECAR_FRESHNESS_SECONDS=0: limit = live batcher_check_interval $interval + 30 s cycle budget', ({ interval, okAt, failAt, limit }) => {
+    const tl = new Timeline(defaults({ SIDECAR_FRESHNESS_SECONDS: '0' }));
     const opts = { batcher_check_interval: interval, batch_window: 120, batch_size: 25, batcher_pending_timeout: 300 };
     const seq = healthyFor(tl, 90_000, 5000, { options: opts });
     const last = heartbeat({ sequence: seq, written_at_ms: tl.now.wallMs, phase: 'sleep', phase_started_at_ms: tl.now.wallMs, options: opts });
@@ -106,8 +106,20 @@ describe('freshness rule', () => {
     expect(v.message).toBe(`no heartbeat for ${failAt / 1000} s (limit ${limit} s); last phase sleep began ${failAt / 1000} s ago`);
   });
 
-  it('honours SIDECAR_CYCLE_BUDGET_SECONDS', () => {
-    const tl = new Timeline(defaults({ SIDECAR_CYCLE_BUDGET_SECONDS: '5' }));
+  it.each([10, 60])('default: a fixed 14 s limit whatever the check interval (%i s)', (interval) => {
+    const tl = new Timeline();
+    const opts = { batcher_check_interval: interval, batch_window: 120, batch_size: 25, batcher_pending_timeout: 300 };
+    const seq = healthyFor(tl, 30_000, 1000, { options: opts });
+    const last = heartbeat({ sequence: seq, written_at_ms: tl.now.wallMs, phase: 'sleep', phase_started_at_ms: tl.now.wallMs, options: opts });
+    tl.read(ok(last));
+    tl.advance(13_900);
+    expect(tl.read(ok(last))).toMatchObject({ live: true, reason: 'ok' });
+    tl.advance(200);
+    expect(tl.read(ok(last))).toMatchObject({ live: false, reason: 'heartbeat_stale' });
+  });
+
+  it('honours SIDECAR_CYCLE_BUDGET_SECONDS (with SIDECAR_FRESHNESS_SECONDS=0)', () => {
+    const tl = new Timeline(defaults({ SIDECAR_CYCLE_BUDGET_SECONDS: '5', SIDECAR_FRESHNESS_SECONDS: '0' }));
     const seq = healthyFor(tl, 70_000);
     const last = heartbeat({ sequence: seq, written_at_ms: tl.now.wallMs });
     tl.read(ok(last));
@@ -116,7 +128,7 @@ describe('freshness rule', () => {
   });
 
   it('a heartbeat rewritten without advancing the sequence is not fresh', () => {
-    const tl = new Timeline();
+    const tl = new Timeline(defaults({ SIDECAR_FRESHNESS_SECONDS: '0' }));
     const seq = healthyFor(tl, 70_000) - 1; // the last sequence written
     for (let i = 0; i < 8; i++) {
       tl.advance(5000);
@@ -133,8 +145,8 @@ describe('freshness rule', () => {
     healthyFor(tl, 70_000);
     const future = heartbeat({ sequence: 5000, written_at_ms: tl.now.wallMs + 3_600_000, phase_started_at_ms: tl.now.wallMs });
     tl.read(ok(future));
-    tl.advance(41_000);
-    expect(tl.read(ok(future))).toMatchObject({ live: false, reason: 'heartbeat_not_advancing' });
+    tl.advance(14_100);
+    expect(tl.read(ok(future))).toMatchObject({ live: false, reason: 'heartbeat_stale' });
   });
 });
 
@@ -144,6 +156,7 @@ describe('stuck phase rule', () => {
     healthyFor(tl, 70_000);
     const start = tl.now.wallMs;
     let seq = 1000;
+    tl.write({ sequence: seq++, phase: 'collect', phase_started_at_ms: start });
     for (let i = 0; i < 36; i++) {
       tl.advance(5000);
       expect(tl.write({ sequence: seq++, phase: 'collect', phase_started_at_ms: start }).live).toBe(true);
@@ -159,7 +172,7 @@ describe('stuck phase rule', () => {
     healthyFor(tl, 70_000);
     const hb = heartbeat({ sequence: 999, written_at_ms: tl.now.wallMs, phase: 'rebuild', phase_started_at_ms: tl.now.wallMs });
     tl.read(ok(hb));
-    tl.advance(39_000);
+    tl.advance(13_000);
     expect(tl.read(ok(hb))).toMatchObject({ live: true, reason: 'ok' });
     tl.advance(2_000);
     expect(tl.read(ok(hb)).reason).toBe('heartbeat_stale');
@@ -333,9 +346,9 @@ describe('unreadable heartbeat files', () => {
     let v = tl.read(bad(reason, detail));
     expect(v).toMatchObject({ live: true, reason: 'ok' });
     expect(v.details.readProblem).toBe(`${reason}: ${detail}`);
-    tl.advance(38_000);
+    tl.advance(11_000);
     expect(tl.read(bad(reason, detail)).live).toBe(true);
-    tl.advance(2000);
+    tl.advance(3000);
     v = tl.read(bad(reason, detail));
     expect(v).toMatchObject({ live: false, reason: 'heartbeat_invalid' });
     expect(v.message).toContain(detail);
