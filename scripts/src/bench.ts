@@ -3,8 +3,9 @@
  * sidecar /livez latency at 200 requests/s, and hang/crash detection with the manifest's probes. Several runs,
  * medians. Prints a table and writes bench-results/<date>.json and .md. Not part of `npm test`.
  *
- * Options: --runs N (default 3), --sizes 1000,10000,50000, --livez-seconds S (10), --only cycle|livez|detect,
- * --quick (one run, 1k only, 3 s of /livez).
+ * Options: --runs N (default 3), --sizes 1000,10000,50000,100000, --livez-seconds S (10), --only cycle|livez|detect,
+ * --quick (one run, 1k only, 3 s of /livez), --transport nodelay|python (the simulator's, cycle bench),
+ * --node-options "..." (the batcher's, instead of the manifest's), --no-rebuild (skip the restart measurement).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -13,7 +14,7 @@ import { runCycleBench, type CycleRun } from './bench-cycle';
 import { runDetect, type DetectRun } from './bench-detect';
 import { runLivezBench, type LivezRun } from './bench-livez';
 import { ROOT } from './bench-procs';
-import { fmt, markdownTable, median, type Row } from './bench-stats';
+import { fmt, markdownTable, median, range, type Row } from './bench-stats';
 import { loadPodSpec } from './pod-spec';
 
 interface Args {
@@ -21,10 +22,20 @@ interface Args {
   sizes: number[];
   livezSeconds: number;
   only: Set<string>;
+  transport: 'nodelay' | 'python';
+  nodeOptions?: string;
+  rebuild: boolean;
 }
 
 export function parseBenchArgs(argv: readonly string[]): Args {
-  const a: Args = { runs: 3, sizes: [1000, 10_000, 50_000], livezSeconds: 10, only: new Set(['cycle', 'livez', 'detect']) };
+  const a: Args = {
+    runs: 3,
+    sizes: [1000, 10_000, 50_000, 100_000],
+    livezSeconds: 10,
+    only: new Set(['cycle', 'livez', 'detect']),
+    transport: 'nodelay',
+    rebuild: true,
+  };
   for (let i = 0; i < argv.length; i++) {
     const f = argv[i];
     const v = (): string => {
@@ -36,6 +47,12 @@ export function parseBenchArgs(argv: readonly string[]): Args {
     else if (f === '--sizes') a.sizes = v().split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0);
     else if (f === '--livez-seconds') a.livezSeconds = Math.max(1, Number(v()));
     else if (f === '--only') a.only = new Set(v().split(','));
+    else if (f === '--transport') {
+      const t = v();
+      if (t !== 'nodelay' && t !== 'python') throw new Error(`--transport must be nodelay or python, not ${t}`);
+      a.transport = t;
+    } else if (f === '--node-options') a.nodeOptions = v();
+    else if (f === '--no-rebuild') a.rebuild = false;
     else if (f === '--quick') {
       a.runs = 1;
       a.sizes = [1000];
@@ -45,9 +62,10 @@ export function parseBenchArgs(argv: readonly string[]): Args {
   return a;
 }
 
-const ORIGINAL: Record<number, { requests?: string; cycle?: string; rss?: string }> = {
-  10_000: { requests: '390', rss: '48' },
-  50_000: { requests: '1935', cycle: '2.9 s', rss: '84' },
+/** The original (Python, v1.14.1) against an independent TCP_NODELAY fake, medians of 3 (issue 15). */
+const ORIGINAL: Record<number, { requests?: string; busy?: string; cpu?: string; bytes?: string; perMin?: string; rss?: string; first?: string }> = {
+  10_000: { requests: '390', busy: '0.99 s', rss: '48.5' },
+  50_000: { requests: '1935', busy: '4.72 s', cpu: '~3.6 s (75.5 CPU-s / 120 s, 5.7 s cycles)', bytes: '33.9 MB', perMin: '354 MB', rss: '84', first: '11.8 s' },
 };
 
 const log = (m: string): void => void process.stdout.write(`${m}\n`);
@@ -55,7 +73,7 @@ const log = (m: string): void => void process.stdout.write(`${m}\n`);
 async function main(): Promise<void> {
   const args = parseBenchArgs(process.argv.slice(2));
   const spec = loadPodSpec(ROOT);
-  const nodeOptions = spec.containers['cfs-batcher']!.env.find((e) => e.name === 'NODE_OPTIONS')?.value ?? '';
+  const nodeOptions = args.nodeOptions ?? spec.containers['cfs-batcher']!.env.find((e) => e.name === 'NODE_OPTIONS')?.value ?? '';
   const started = new Date();
   const cycle: Record<number, CycleRun[]> = {};
   const livez: LivezRun[] = [];
@@ -68,9 +86,14 @@ async function main(): Promise<void> {
       for (let r = 0; r < args.runs; r++) {
         log(`cycle bench: ${n} pending components, run ${r + 1}/${args.runs}`);
         try {
-          const run = await runCycleBench(n, { nodeOptions, measureCycles: 5, log });
+          log(`  uptime: ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+          const run = await runCycleBench(n, { nodeOptions, measureCycles: 5, log, transport: args.transport, rebuild: args.rebuild });
           cycle[n].push(run);
-          log(`  cycle ${fmt(run.cycleMs, 0)} ms, ${fmt(run.requestsPerCycle)} requests/cycle, peak RSS ${fmt(run.peakRssMb)} MB ${JSON.stringify(run.byRoute)}`);
+          log(
+            `  busy ${fmt(run.cycleMs, 0)} ms, cpu ${fmt(run.cpuPerCycleS, 2)} s, ${fmt(run.requestsPerCycle)} requests and ` +
+              `${fmt(run.bytesPerCycle / 1e6, 2)} MB/cycle (${fmt(run.bytesPerMinute / 1e6)} MB/min), peak RSS ${fmt(run.peakRssMb)} MB, ` +
+              `first cycle ${fmt(run.firstCycleMs, 0)} ms, rebuild ${fmt(run.rebuildWallS, 2)} s ${JSON.stringify(run.byRoute)}`,
+          );
         } catch (err) {
           errors.push(`cycle ${n} run ${r + 1}: ${(err as Error).message}`);
           log(`  FAILED: ${(err as Error).message}`);
@@ -104,15 +127,7 @@ async function main(): Promise<void> {
   }
 
   const rows: Row[] = [];
-  for (const n of Object.keys(cycle).map(Number)) {
-    const runs = cycle[n]!;
-    const o = ORIGINAL[n] ?? {};
-    const k = `${n / 1000}k pending`;
-    rows.push({ metric: `${k}: cycle time`, value: `${fmt(median(runs.map((r) => r.cycleMs ?? NaN)), 0)} ms`, runs: runs.map((r) => fmt(r.cycleMs, 0)).join(', '), original: o.cycle });
-    rows.push({ metric: `${k}: CFS requests/cycle`, value: fmt(median(runs.map((r) => r.requestsPerCycle))), runs: runs.map((r) => fmt(r.requestsPerCycle)).join(', '), original: o.requests });
-    rows.push({ metric: `${k}: batcher peak RSS (VmHWM)`, value: `${fmt(median(runs.map((r) => r.peakRssMb ?? NaN)))} MB`, runs: runs.map((r) => fmt(r.peakRssMb)).join(', '), original: o.rss ? `${o.rss} MB` : undefined });
-    rows.push({ metric: `${k}: time until all in sessions`, value: `${fmt(median(runs.map((r) => r.fillSeconds)))} s`, runs: runs.map((r) => fmt(r.fillSeconds)).join(', ') });
-  }
+  for (const n of Object.keys(cycle).map(Number)) rows.push(...cycleRows(n, cycle[n]!));
   if (livez.length > 0) {
     rows.push({ metric: 'sidecar /livez p50 @200 req/s', value: `${fmt(median(livez.map((r) => r.p50Ms ?? NaN)), 2)} ms`, runs: livez.map((r) => fmt(r.p50Ms, 2)).join(', ') });
     rows.push({ metric: 'sidecar /livez p99 @200 req/s', value: `${fmt(median(livez.map((r) => r.p99Ms ?? NaN)), 2)} ms`, runs: livez.map((r) => fmt(r.p99Ms, 2)).join(', ') });
@@ -134,15 +149,40 @@ async function main(): Promise<void> {
   const stamp = started.toISOString().replace(/[:]/g, '-').replace(/\..*$/, '');
   const outDir = path.join(ROOT, 'bench-results');
   mkdirSync(outDir, { recursive: true });
-  const meta = { started: started.toISOString(), node: process.version, cpus: os.cpus().length, runs: args.runs, batcherNodeOptions: nodeOptions };
+  const meta = { started: started.toISOString(), node: process.version, cpus: os.cpus().length, runs: args.runs, batcherNodeOptions: nodeOptions, simTransport: args.transport };
   writeFileSync(path.join(outDir, `${stamp}.json`), JSON.stringify({ meta, cycle, livez, detect, errors }, null, 2));
-  const md = `# Benchmarks ${started.toISOString()}\n\nNode ${process.version}, ${meta.cpus} CPUs, ${args.runs} run(s) each, batcher NODE_OPTIONS=${nodeOptions}.\n\n${table}\n${errors.length ? `\nErrors:\n${errors.map((e) => `- ${e}`).join('\n')}\n` : ''}`;
+  const md = `# Benchmarks ${started.toISOString()}\n\nNode ${process.version}, ${meta.cpus} CPUs, ${args.runs} run(s) each, batcher NODE_OPTIONS=${nodeOptions}, simulator transport ${args.transport}.\n\n${table}\n${errors.length ? `\nErrors:\n${errors.map((e) => `- ${e}`).join('\n')}\n` : ''}`;
   writeFileSync(path.join(outDir, `${stamp}.md`), md);
   log(`\n${table}\n\nwritten: bench-results/${stamp}.json and .md`);
   if (errors.length > 0) {
     log(`\n${errors.length} error(s):\n${errors.join('\n')}`);
     process.exitCode = 1;
   }
+}
+
+/** One row per cycle figure: median (min-max) over the runs. */
+function cycleRows(n: number, runs: readonly CycleRun[]): Row[] {
+  const o = ORIGINAL[n] ?? {};
+  const k = `${n / 1000}k pending`;
+  const row = (metric: string, xs: number[], unit: string, digits: number, original?: string): Row => ({
+    metric: `${k}: ${metric}`,
+    value: `${fmt(median(xs), digits)}${unit} (${range(xs, digits)})`,
+    runs: xs.map((x) => fmt(x, digits)).join(', '),
+    original,
+  });
+  const of = (f: (r: CycleRun) => number | null): number[] => runs.map((r) => f(r) ?? NaN);
+  const sessions = median(runs.map((r) => r.sessions)) ?? 0;
+  return [
+    row('CFS requests per steady cycle', of((r) => r.requestsPerCycle), '', 1, o.requests),
+    row('busy time per steady cycle', of((r) => r.cycleMs), ' ms', 0, o.busy),
+    row('batcher CPU per steady cycle', of((r) => r.cpuPerCycleS), ' s', 2, o.cpu),
+    row('bytes from CFS per steady cycle', of((r) => r.bytesPerCycle / 1e6), ' MB', 2, o.bytes),
+    row('bytes from CFS per minute', of((r) => r.bytesPerMinute / 1e6), ' MB', 1, o.perMin),
+    row('first cycle (creates)', of((r) => r.firstCycleMs), ' ms', 0, o.first),
+    row('time until all in sessions', of((r) => r.fillSeconds), ' s', 1),
+    row('batcher peak RSS (VmHWM)', of((r) => r.peakRssMb), ' MB', 1, o.rss ? `${o.rss} MB` : undefined),
+    row(`restart with ${sessions} sessions in flight -> rebuilt`, of((r) => r.rebuildWallS), ' s', 2),
+  ];
 }
 
 if (require.main === module) {
