@@ -2,6 +2,7 @@
 import type { PhaseContext } from '../context';
 import { logBatch, logComponents } from '../log';
 import { toBatchComponent } from '../rules/component';
+import { pendingRecords } from './collect-source';
 import { reportInvalid } from './common';
 
 /** Pages every enabled pending component into batches; queued members no longer pending are dropped. */
@@ -12,12 +13,8 @@ export async function collect(ctx: PhaseContext, signal?: AbortSignal): Promise<
   const rejected = new Map<string, string>();
   const now = ctx.clock.now();
   state.pool.rotate();
-  const pageSize = ctx.tuning.pageSize > 0 ? { pageSize: ctx.tuning.pageSize } : {};
-  for await (const page of ctx.client.listComponents(
-    { enabled: true, status: 'pending', config_details: true, state_details: true },
-    { signal, ...pageSize },
-  )) {
-    logComponents.debug(`Received data for ${page.components.length} components`);
+  // Busy components are already in `seen` and never reach the loop below (collect-source.ts).
+  for await (const page of pendingRecords(ctx, seen, signal)) {
     reportInvalid(ctx, logComponents, 'component', page.invalid);
     for (const raw of page.components) {
       if (raw.enabled === false) continue;
