@@ -114,3 +114,43 @@ describe('collect at steady state', () => {
     expect(filters).toEqual([{ enabled: true, status: 'pending', config_details: true, state_details: true }]);
   });
 });
+
+describe('a CFS that cannot list without details', () => {
+  it('falls back to the full listing in the same cycle, and keeps to it once the full one worked', async () => {
+    h = await startHarness({
+      seed: (sim) => {
+        putConfig(sim, 'cfg', 1);
+        fastOptions(sim, { batch_size: 5 });
+        putComponents(sim, ids('x', 10));
+      },
+    });
+    await h.batcher.runCycle();
+    putComponents(h.sim, ['y1']);
+    h.sim.faults.add({ match: 'GET /v3/components', action: { type: 'status', status: 500 }, scope: { times: 1 } });
+    const filters = recordFilters(h);
+    const r = await h.batcher.runCycle();
+    expect(r.outcome).toBe('ok');
+    expect(filters.map((f) => f.state_details)).toEqual([false, true]);
+    expect(h.batcher.state.book.ownerOf('y1')).toBeDefined();
+    expect(logs.has(/^Listing components without details failed \(500 from CFS/, 'WARNING')).toBe(true);
+    filters.length = 0;
+    await h.batcher.runCycle();
+    expect(filters.map((f) => f.state_details)).toEqual([true]);
+  });
+
+  it('fails the cycle as before when the full listing fails too (CFS trouble), and tries lean again later', async () => {
+    h = await startHarness({
+      seed: (sim) => {
+        putConfig(sim, 'cfg', 1);
+        fastOptions(sim, { batch_size: 5 });
+        putComponents(sim, ids('x', 10));
+      },
+    });
+    await h.batcher.runCycle();
+    h.sim.faults.add({ match: 'GET /v3/components', action: { type: 'status', status: 503 }, scope: { times: 2 } });
+    expect((await h.batcher.runCycle()).outcome).toBe('error');
+    const filters = recordFilters(h);
+    await h.batcher.runCycle();
+    expect(filters.map((f) => f.state_details)).toEqual([false]);
+  });
+});

@@ -13,7 +13,7 @@
  * The batch key (configuration, pending layer indices, latest state status) and the completion snapshot (latest
  * timestamp, desired-state hash) come from the full record in both cases (notes 4.2, 4.6).
  */
-import type { ComponentFilter, ComponentPage } from '@cfs-batcher/shared';
+import { isCfsError, type ComponentFilter, type ComponentPage } from '@cfs-batcher/shared';
 import type { PhaseContext } from '../context';
 import { logComponents } from '../log';
 import { batchState } from '../rules/batch';
@@ -27,6 +27,17 @@ export const LEAN_MAX_NOT_BUSY_SHARE = 0.25;
 
 const FULL: ComponentFilter = { enabled: true, status: 'pending', config_details: true, state_details: true };
 const LEAN: ComponentFilter = { enabled: true, status: 'pending', config_details: false, state_details: false };
+
+/**
+ * Batchers whose CFS answered the lean listing with an error the full one did not give (the real server deletes
+ * `state` from each record when state_details=false, notes 1.4: a record stored without it would fail the list).
+ */
+const leanRefused = new WeakSet<object>();
+
+/** An answer refusing the request (not a timeout or an unreachable CFS: the full listing would not fare better). */
+function refusedByServer(err: unknown): boolean {
+  return isCfsError(err) && (err.kind === 'http' || err.kind === 'invalid-response');
+}
 
 /** Is the component held by a session (created, uncertain or rebuilt), i.e. not to be filed again? */
 export function isBusy(book: BatchBook, id: string): boolean {
@@ -63,15 +74,24 @@ export async function* pendingRecords(ctx: PhaseContext, seen: Set<string>, sign
     });
     return { components, invalid: page.invalid };
   };
-  if (!useLeanListing(state.pendingSeen, busyCount(state.book))) {
+  const full = async function* (): AsyncGenerator<ComponentPage> {
     for await (const page of ctx.client.listComponents(FULL, o)) yield notBusy(page);
-    return;
-  }
+  };
+  if (leanRefused.has(state) || !useLeanListing(state.pendingSeen, busyCount(state.book))) return yield* full();
   const wanted: string[] = [];
-  for await (const page of ctx.client.listComponents(LEAN, o)) {
-    const lean = notBusy(page);
-    for (const raw of lean.components) if (raw.enabled !== false) wanted.push(raw.id);
-    if (lean.invalid.length > 0) yield { components: [], invalid: lean.invalid };
+  try {
+    for await (const page of ctx.client.listComponents(LEAN, o)) {
+      const lean = notBusy(page);
+      for (const raw of lean.components) if (raw.enabled !== false) wanted.push(raw.id);
+      if (lean.invalid.length > 0) yield { components: [], invalid: lean.invalid };
+    }
+  } catch (err) {
+    if (!refusedByServer(err)) throw err;
+    // The full listing the original uses decides: if it works, this server cannot list without details.
+    yield* full();
+    leanRefused.add(state);
+    logComponents.warn(`Listing components without details failed (${(err as Error).message}); reading full records from now on`);
+    return;
   }
   if (wanted.length === 0) return;
   // Still filtered: a component that stopped being pending meanwhile is not returned, so it is pruned as before.
