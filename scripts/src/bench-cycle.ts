@@ -19,6 +19,8 @@ export interface CycleRun {
   fillSeconds: number;
   /** Duration of the first cycle (the one that creates most sessions). */
   firstCycleMs: number | null;
+  /** Batcher CPU seconds from spawn until every component is in a session (start-up included): robust to load. */
+  fillCpuS: number | null;
   cycleMs: number | null;
   requestsPerCycle: number;
   peakRssMb: number | null;
@@ -87,9 +89,9 @@ async function nextSleep(file: string, after: number, timeoutMs: number): Promis
 }
 
 /** A new instance against the same CFS: seconds from spawn to the first phase after `rebuild`. */
-async function measureRebuild(env: Record<string, string>, hbFile: string, timeoutMs: number): Promise<{ wallS: number; fromStartS: number }> {
+async function measureRebuild(script: string, env: Record<string, string>, hbFile: string, timeoutMs: number): Promise<{ wallS: number; fromStartS: number }> {
   const t0 = Date.now();
-  const b = startNode('batcher/dist/main.js', [], { ...env, HEARTBEAT_PATH: hbFile });
+  const b = startNode(script, [], { ...env, HEARTBEAT_PATH: hbFile });
   try {
     const h = await waitUntil('the restarted batcher to rebuild', timeoutMs, async () => {
       if (b.exited) throw new Error(`restarted batcher exited: ${b.lines.slice(-5).join('\n')}`);
@@ -109,6 +111,8 @@ export interface CycleBenchOptions {
   /** Simulator transport (cfs-sim/README.md): nodelay (default) or python. */
   transport?: 'nodelay' | 'python';
   rebuild?: boolean;
+  /** The batcher's entry script, relative to the repository (another build, for before/after runs). */
+  batcherScript?: string;
 }
 
 export async function runCycleBench(n: number, o: CycleBenchOptions): Promise<CycleRun> {
@@ -126,7 +130,8 @@ export async function runCycleBench(n: number, o: CycleBenchOptions): Promise<Cy
   );
   const { child: sim, origin } = await startSim(scenario);
   const env = { CFS_API_URL: `${origin}/v3`, METRICS_PORT: '0', NODE_OPTIONS: o.nodeOptions, STARTING_CFS_LOG_LEVEL: 'WARNING' };
-  const batcher = startNode('batcher/dist/main.js', [], { ...env, HEARTBEAT_PATH: hbFile });
+  const script = o.batcherScript ?? 'batcher/dist/main.js';
+  const batcher = startNode(script, [], { ...env, HEARTBEAT_PATH: hbFile });
   try {
     const pid = batcher.proc.pid ?? -1;
     const t0 = Date.now();
@@ -147,6 +152,7 @@ export async function runCycleBench(n: number, o: CycleBenchOptions): Promise<Cy
       return quiet >= 2 ? h : undefined;
     }, 0);
     const fillSeconds = (Date.now() - t0) / 1000;
+    const fillCpuS = cpuSeconds(pid);
     o.log(`  ${n}: ${filled.counters.sessions_created_total} sessions after ${fillSeconds.toFixed(1)} s; measuring ${o.measureCycles} cycles`);
     const start = await nextSleep(hbFile, filled.cycle, 120_000);
     const s0 = await simTotal(origin);
@@ -166,12 +172,13 @@ export async function runCycleBench(n: number, o: CycleBenchOptions): Promise<Cy
     const steadyRssMb = rssMb(pid, 'VmRSS');
     await batcher.stop(); // SIGTERM: sessions stay in flight for the restarted instance
     let rebuilt: { wallS: number; fromStartS: number } | undefined;
-    if (o.rebuild !== false) rebuilt = await measureRebuild(env, path.join(dir, 'heartbeat-2.json'), 600_000);
+    if (o.rebuild !== false) rebuilt = await measureRebuild(script, env, path.join(dir, 'heartbeat-2.json'), 600_000);
     const bytes = s1.bytes - s0.bytes;
     return {
       components: n,
       fillSeconds,
       firstCycleMs,
+      fillCpuS,
       cycleMs: median(durations),
       requestsPerCycle: (s1.total - s0.total) / cycles, // /__sim calls are not counted by the simulator
       peakRssMb,

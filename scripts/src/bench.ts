@@ -5,7 +5,8 @@
  *
  * Options: --runs N (default 3), --sizes 1000,10000,50000,100000, --livez-seconds S (10), --only cycle|livez|detect,
  * --quick (one run, 1k only, 3 s of /livez), --transport nodelay|python (the simulator's, cycle bench),
- * --node-options "..." (the batcher's, instead of the manifest's), --no-rebuild (skip the restart measurement).
+ * --node-options "..." (the batcher's, instead of the manifest's), --no-rebuild (skip the restart measurement),
+ * --batcher PATH (another build's entry script, relative to the repository, for back-to-back before/after runs).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -25,6 +26,7 @@ interface Args {
   transport: 'nodelay' | 'python';
   nodeOptions?: string;
   rebuild: boolean;
+  batcherScript?: string;
 }
 
 export function parseBenchArgs(argv: readonly string[]): Args {
@@ -53,6 +55,7 @@ export function parseBenchArgs(argv: readonly string[]): Args {
       a.transport = t;
     } else if (f === '--node-options') a.nodeOptions = v();
     else if (f === '--no-rebuild') a.rebuild = false;
+    else if (f === '--batcher') a.batcherScript = v();
     else if (f === '--quick') {
       a.runs = 1;
       a.sizes = [1000];
@@ -87,12 +90,12 @@ async function main(): Promise<void> {
         log(`cycle bench: ${n} pending components, run ${r + 1}/${args.runs}`);
         try {
           log(`  uptime: ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
-          const run = await runCycleBench(n, { nodeOptions, measureCycles: 5, log, transport: args.transport, rebuild: args.rebuild });
+          const run = await runCycleBench(n, { nodeOptions, measureCycles: 5, log, transport: args.transport, rebuild: args.rebuild, batcherScript: args.batcherScript });
           cycle[n].push(run);
           log(
             `  busy ${fmt(run.cycleMs, 0)} ms, cpu ${fmt(run.cpuPerCycleS, 2)} s, ${fmt(run.requestsPerCycle)} requests and ` +
               `${fmt(run.bytesPerCycle / 1e6, 2)} MB/cycle (${fmt(run.bytesPerMinute / 1e6)} MB/min), peak RSS ${fmt(run.peakRssMb)} MB, ` +
-              `first cycle ${fmt(run.firstCycleMs, 0)} ms, rebuild ${fmt(run.rebuildWallS, 2)} s ${JSON.stringify(run.byRoute)}`,
+              `first cycle ${fmt(run.firstCycleMs, 0)} ms (${fmt(run.fillCpuS, 2)} CPU-s to fill), rebuild ${fmt(run.rebuildWallS, 2)} s ${JSON.stringify(run.byRoute)}`,
           );
         } catch (err) {
           errors.push(`cycle ${n} run ${r + 1}: ${(err as Error).message}`);
@@ -149,7 +152,7 @@ async function main(): Promise<void> {
   const stamp = started.toISOString().replace(/[:]/g, '-').replace(/\..*$/, '');
   const outDir = path.join(ROOT, 'bench-results');
   mkdirSync(outDir, { recursive: true });
-  const meta = { started: started.toISOString(), node: process.version, cpus: os.cpus().length, runs: args.runs, batcherNodeOptions: nodeOptions, simTransport: args.transport };
+  const meta = { started: started.toISOString(), node: process.version, cpus: os.cpus().length, runs: args.runs, batcherNodeOptions: nodeOptions, simTransport: args.transport, batcher: args.batcherScript ?? 'batcher/dist/main.js' };
   writeFileSync(path.join(outDir, `${stamp}.json`), JSON.stringify({ meta, cycle, livez, detect, errors }, null, 2));
   const md = `# Benchmarks ${started.toISOString()}\n\nNode ${process.version}, ${meta.cpus} CPUs, ${args.runs} run(s) each, batcher NODE_OPTIONS=${nodeOptions}, simulator transport ${args.transport}.\n\n${table}\n${errors.length ? `\nErrors:\n${errors.map((e) => `- ${e}`).join('\n')}\n` : ''}`;
   writeFileSync(path.join(outDir, `${stamp}.md`), md);
@@ -180,6 +183,7 @@ function cycleRows(n: number, runs: readonly CycleRun[]): Row[] {
     row('bytes from CFS per minute', of((r) => r.bytesPerMinute / 1e6), ' MB', 1, o.perMin),
     row('first cycle (creates)', of((r) => r.firstCycleMs), ' ms', 0, o.first),
     row('time until all in sessions', of((r) => r.fillSeconds), ' s', 1),
+    row('batcher CPU until all in sessions', of((r) => r.fillCpuS), ' s', 2),
     row('batcher peak RSS (VmHWM)', of((r) => r.peakRssMb), ' MB', 1, o.rss ? `${o.rss} MB` : undefined),
     row(`restart with ${sessions} sessions in flight -> rebuilt`, of((r) => r.rebuildWallS), ' s', 2),
   ];
