@@ -1,6 +1,6 @@
 /** Collect reads only what it needs: busy components by id only, full records for the others (issue 15). */
 import type { ComponentFilter } from '@cfs-batcher/shared';
-import { LEAN_MAX_NOT_BUSY_SHARE, useLeanListing } from '../../batcher/src/phases/collect-source';
+import { LEAN_MAX_NOT_BUSY_SHARE, LEAN_PAGE_FACTOR, useLeanListing } from '../../batcher/src/phases/collect-source';
 import { captureLogs, fastOptions, ids, putComponents, putConfig, sessions, startHarness, type Harness } from './harness';
 
 let h: Harness;
@@ -25,12 +25,13 @@ describe('useLeanListing', () => {
   });
 });
 
-/** The filters of every components list the batcher asked for, by cycle. */
-function recordFilters(harness: Harness): ComponentFilter[] {
+/** The filters of every components list the batcher asked for, by cycle (and the page sizes, in `sizes`). */
+function recordFilters(harness: Harness, sizes: Array<number | undefined> = []): ComponentFilter[] {
   const filters: ComponentFilter[] = [];
   const original = harness.client.listComponents.bind(harness.client);
   jest.spyOn(harness.client, 'listComponents').mockImplementation((f, o) => {
     filters.push(f);
+    sizes.push(o?.pageSize);
     return original(f, o);
   });
   return filters;
@@ -47,7 +48,8 @@ describe('collect at steady state', () => {
         putComponents(sim, ids('x', 20));
       },
     });
-    const filters = recordFilters(h);
+    const sizes: Array<number | undefined> = [];
+    const filters = recordFilters(h, sizes);
     expect((await h.batcher.runCycle()).outcome).toBe('ok');
     expect(filters).toEqual([{ enabled: true, status: 'pending', config_details: true, state_details: true }]);
     expect(sessions(h.sim)).toHaveLength(4);
@@ -61,6 +63,8 @@ describe('collect at steady state', () => {
       { enabled: true, status: 'pending', config_details: true, state_details: true, ids: ['y1', 'y2'] },
     ]);
     expect(r2.pendingSeen).toBe(22);
+    // Lean pages hold LEAN_PAGE_FACTOR times the records of a full one (the server's default when unset)
+    expect(sizes).toEqual([undefined, LEAN_PAGE_FACTOR * 1000, undefined]);
     // Filed with the batch key of their full record (2 pending layers), not yet sent (window 0 is strict >)
     const queued = h.batcher.state.book.all().filter((b) => b.sessionName === null);
     expect(queued.map((b) => [b.key, [...b.members.keys()]])).toEqual([['cfg:0,1:', ['y1', 'y2']]]);
