@@ -20,12 +20,18 @@ export interface StatsSnapshot {
   byRoute: Record<string, number>;
   /** "GET /v3/components 200" -> count; faults that never answer count as "reset"/"hang". */
   byRouteStatus: Record<string, number>;
+  /** Response body bytes sent (Content-Length of finished answers), what a client pulls from CFS. */
+  bytes: number;
+  /** "GET /v3/components" -> response body bytes */
+  bytesByRoute: Record<string, number>;
 }
 
 export class RequestStats {
   private total = 0;
   private byRoute = new Map<string, number>();
   private byRouteStatus = new Map<string, number>();
+  private bytes = 0;
+  private bytesByRoute = new Map<string, number>();
 
   count(method: string, path: string): string {
     const key = `${method} ${routeTemplate(path)}`;
@@ -39,18 +45,31 @@ export class RequestStats {
     this.byRouteStatus.set(k, (this.byRouteStatus.get(k) ?? 0) + 1);
   }
 
+  countBytes(key: string, n: number): void {
+    this.bytes += n;
+    this.bytesByRoute.set(key, (this.bytesByRoute.get(key) ?? 0) + n);
+  }
+
   get(key: string): number {
     return this.byRoute.get(key) ?? 0;
   }
 
   snapshot(): StatsSnapshot {
-    return { total: this.total, byRoute: Object.fromEntries(this.byRoute), byRouteStatus: Object.fromEntries(this.byRouteStatus) };
+    return {
+      total: this.total,
+      byRoute: Object.fromEntries(this.byRoute),
+      byRouteStatus: Object.fromEntries(this.byRouteStatus),
+      bytes: this.bytes,
+      bytesByRoute: Object.fromEntries(this.bytesByRoute),
+    };
   }
 
   reset(): void {
     this.total = 0;
     this.byRoute.clear();
     this.byRouteStatus.clear();
+    this.bytes = 0;
+    this.bytesByRoute.clear();
   }
 
   middleware() {
@@ -61,6 +80,9 @@ export class RequestStats {
       res.on('finish', () => {
         done = true;
         this.countStatus(key, String(res.statusCode));
+        // express sets Content-Length on every JSON/text answer; a bodiless answer has none (0 bytes)
+        const len = Number(res.getHeader('content-length') ?? 0);
+        if (Number.isFinite(len) && len > 0) this.countBytes(key, len);
       });
       res.on('close', () => {
         if (!done) this.countStatus(key, String(res.locals.fault ?? 'aborted'));

@@ -1,20 +1,27 @@
 /**
- * Batcher cycle time, CFS requests per cycle and peak RSS at N pending components, steady state: the simulator's
- * operator is paused, so once every component is in a session each cycle pages the pending list and follows the
- * in-flight sessions (the state the original's "390 requests/cycle at 10k" was measured in).
- * The batcher runs as its own process with the manifest's NODE_OPTIONS; RSS is read from /proc/<pid>/status.
+ * Batcher cost at N pending components, steady state: the simulator's operator is paused, so once every component
+ * is in a session each cycle pages the pending list and follows the in-flight sessions (the state the original's
+ * "390 requests/cycle at 10k" was measured in). Per steady cycle: requests and response bytes (the simulator's
+ * counters), busy time (the heartbeat's cycle duration: options to send, no sleep), CPU seconds (utime+stime of
+ * /proc/<pid>/stat); bytes per minute over the measured wall time; peak RSS (VmHWM). Then the batcher is restarted
+ * with every session still in flight and the time to a rebuilt state is measured.
+ * The batcher runs as its own process with the manifest's NODE_OPTIONS (or the bench's --node-options).
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { readHeartbeat, type Heartbeat } from '@cfs-batcher/shared';
 import { httpJson, rssMb, sleep, startNode, startSim } from './bench-procs';
 import { waitFor } from './wait';
-import { median } from './bench-stats';
+import { median, procStatCpuTicks } from './bench-stats';
 
 export interface CycleRun {
   components: number;
   fillSeconds: number;
+  /** Duration of the first cycle (the one that creates most sessions). */
+  firstCycleMs: number | null;
+  /** Batcher CPU seconds from spawn until every component is in a session (start-up included): robust to load. */
+  fillCpuS: number | null;
   cycleMs: number | null;
   requestsPerCycle: number;
   peakRssMb: number | null;
@@ -22,18 +29,56 @@ export interface CycleRun {
   sessions: number;
   cyclesMeasured: number;
   byRoute: Record<string, number>;
+  /** CPU seconds (user+system) of the batcher per steady cycle. */
+  cpuPerCycleS: number | null;
+  /** Response body bytes pulled from CFS per steady cycle, and per minute of wall time. */
+  bytesPerCycle: number;
+  bytesPerMinute: number;
+  bytesByRoute: Record<string, number>;
+  /** Restart with every session in flight: spawn -> first phase after rebuild (wall), and the process's own view. */
+  rebuildWallS: number | null;
+  rebuildFromStartS: number | null;
+  transport: string;
 }
 
 const BATCH_SIZE = 25;
+/** Clock ticks per second of /proc/<pid>/stat (USER_HZ, 100 on Linux). */
+const CLK_TCK = 100;
+
+function cpuSeconds(pid: number): number | null {
+  try {
+    const ticks = procStatCpuTicks(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    return ticks === null ? null : ticks / CLK_TCK;
+  } catch {
+    return null;
+  }
+}
 
 async function hb(file: string): Promise<Heartbeat | undefined> {
   const r = await readHeartbeat(file);
   return r.ok ? r.heartbeat : undefined;
 }
 
-async function simTotal(origin: string): Promise<{ total: number; byRoute: Record<string, number> }> {
+interface SimStats {
+  total: number;
+  byRoute: Record<string, number>;
+  bytes: number;
+  bytesByRoute: Record<string, number>;
+}
+
+async function simTotal(origin: string): Promise<SimStats> {
   const r = await httpJson('GET', `${origin}/__sim/stats`);
-  return r.json as { total: number; byRoute: Record<string, number> };
+  return r.json as SimStats;
+}
+
+/** Per-cycle deltas of a route -> count map. */
+function perCycle(a: Record<string, number>, b: Record<string, number>, cycles: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [k, v] of Object.entries(b)) {
+    const d = v - (a[k] ?? 0);
+    if (d > 0) out[k] = Math.round((d / cycles) * 10) / 10;
+  }
+  return out;
 }
 
 /** Waits for the first heartbeat in `sleep` of a cycle after `after`; returns it. */
@@ -47,7 +92,37 @@ async function nextSleep(file: string, after: number, timeoutMs: number): Promis
   );
 }
 
-export async function runCycleBench(n: number, o: { nodeOptions: string; measureCycles: number; log: (m: string) => void }): Promise<CycleRun> {
+/** A new instance against the same CFS: seconds from spawn to the first phase after `rebuild`. */
+async function measureRebuild(script: string, env: Record<string, string>, hbFile: string, timeoutMs: number): Promise<{ wallS: number; fromStartS: number }> {
+  const t0 = Date.now();
+  const b = startNode(script, [], { ...env, HEARTBEAT_PATH: hbFile });
+  try {
+    const h = await waitFor(
+      async () => {
+        if (!b.alive) throw new Error(`restarted batcher exited: ${b.tail(5)}`);
+        const x = await hb(hbFile);
+        return x && x.phase !== 'starting' && x.phase !== 'rebuild' ? x : undefined;
+      },
+      { what: 'the restarted batcher to rebuild', timeoutMs, intervalMs: 10 },
+    );
+    return { wallS: (Date.now() - t0) / 1000, fromStartS: (h.phase_started_at_ms - h.started_at_ms) / 1000 };
+  } finally {
+    await b.stop();
+  }
+}
+
+export interface CycleBenchOptions {
+  nodeOptions: string;
+  measureCycles: number;
+  log: (m: string) => void;
+  /** Simulator transport (cfs-sim/README.md): nodelay (default) or python. */
+  transport?: 'nodelay' | 'python';
+  rebuild?: boolean;
+  /** The batcher's entry script, relative to the repository (another build, for before/after runs). */
+  batcherScript?: string;
+}
+
+export async function runCycleBench(n: number, o: CycleBenchOptions): Promise<CycleRun> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'cfsb-bench-'));
   const scenario = path.join(dir, 'scenario.json');
   const hbFile = path.join(dir, 'heartbeat.json');
@@ -57,16 +132,13 @@ export async function runCycleBench(n: number, o: { nodeOptions: string; measure
       generate: { components: n, configurations: 3 },
       options: { batcher_check_interval: 1, batch_window: 0, batch_size: BATCH_SIZE, batcher_pending_timeout: 86400 },
       operator: { paused: true },
+      server: { transport: o.transport ?? 'nodelay' },
     }),
   );
   const { child: sim, origin } = await startSim(scenario);
-  const batcher = startNode('batcher/dist/main.js', [], {
-    CFS_API_URL: `${origin}/v3`,
-    HEARTBEAT_PATH: hbFile,
-    METRICS_PORT: '0',
-    NODE_OPTIONS: o.nodeOptions,
-    STARTING_CFS_LOG_LEVEL: 'WARNING',
-  });
+  const env = { CFS_API_URL: `${origin}/v3`, METRICS_PORT: '0', NODE_OPTIONS: o.nodeOptions, STARTING_CFS_LOG_LEVEL: 'WARNING' };
+  const script = o.batcherScript ?? 'batcher/dist/main.js';
+  const batcher = startNode(script, [], { ...env, HEARTBEAT_PATH: hbFile });
   try {
     const pid = batcher.pid;
     const t0 = Date.now();
@@ -74,19 +146,24 @@ export async function runCycleBench(n: number, o: { nodeOptions: string; measure
     let lastCreated = -1;
     let quiet = 0;
     let cycle = 0;
+    let firstCycleMs: number | null = null;
     const expectMin = Math.ceil(n / BATCH_SIZE);
     const filled = await waitFor(async () => {
       const h = await nextSleep(hbFile, cycle, 600_000);
       cycle = h.cycle;
+      if (h.cycle === 1 && h.last_cycle) firstCycleMs = h.last_cycle.duration_ms;
       const created = h.counters.sessions_created_total;
       quiet = created === lastCreated && h.counters.batches_queued === 0 && created >= expectMin ? quiet + 1 : 0;
       lastCreated = created;
       return quiet >= 2 ? h : undefined;
     }, { what: `all ${n} components in sessions`, timeoutMs: 600_000, intervalMs: 0, abort: () => (batcher.alive ? null : `batcher exited: ${batcher.tail(5)}`) });
     const fillSeconds = (Date.now() - t0) / 1000;
+    const fillCpuS = cpuSeconds(pid);
     o.log(`  ${n}: ${filled.counters.sessions_created_total} sessions after ${fillSeconds.toFixed(1)} s; measuring ${o.measureCycles} cycles`);
     const start = await nextSleep(hbFile, filled.cycle, 120_000);
     const s0 = await simTotal(origin);
+    const cpu0 = cpuSeconds(pid);
+    const w0 = Date.now();
     const durations: number[] = [];
     let h = start;
     for (let i = 0; i < o.measureCycles; i++) {
@@ -94,22 +171,34 @@ export async function runCycleBench(n: number, o: { nodeOptions: string; measure
       if (h.last_cycle) durations.push(h.last_cycle.duration_ms);
     }
     const s1 = await simTotal(origin);
+    const cpu1 = cpuSeconds(pid);
+    const wallMs = Date.now() - w0;
     const cycles = h.cycle - start.cycle;
-    const byRoute: Record<string, number> = {};
-    for (const [k, v] of Object.entries(s1.byRoute)) {
-      const d = v - (s0.byRoute[k] ?? 0);
-      if (d > 0) byRoute[k] = Math.round((d / cycles) * 10) / 10;
-    }
+    const peakRssMb = rssMb(pid, 'VmHWM');
+    const steadyRssMb = rssMb(pid, 'VmRSS');
+    await batcher.stop(); // SIGTERM: sessions stay in flight for the restarted instance
+    let rebuilt: { wallS: number; fromStartS: number } | undefined;
+    if (o.rebuild !== false) rebuilt = await measureRebuild(script, env, path.join(dir, 'heartbeat-2.json'), 600_000);
+    const bytes = s1.bytes - s0.bytes;
     return {
       components: n,
       fillSeconds,
+      firstCycleMs,
+      fillCpuS,
       cycleMs: median(durations),
       requestsPerCycle: (s1.total - s0.total) / cycles, // /__sim calls are not counted by the simulator
-      peakRssMb: rssMb(pid, 'VmHWM'),
-      steadyRssMb: rssMb(pid, 'VmRSS'),
+      peakRssMb,
+      steadyRssMb,
       sessions: h.counters.sessions_created_total,
       cyclesMeasured: cycles,
-      byRoute,
+      byRoute: perCycle(s0.byRoute, s1.byRoute, cycles),
+      cpuPerCycleS: cpu0 === null || cpu1 === null ? null : (cpu1 - cpu0) / cycles,
+      bytesPerCycle: bytes / cycles,
+      bytesPerMinute: (bytes / wallMs) * 60_000,
+      bytesByRoute: perCycle(s0.bytesByRoute, s1.bytesByRoute, cycles),
+      rebuildWallS: rebuilt?.wallS ?? null,
+      rebuildFromStartS: rebuilt?.fromStartS ?? null,
+      transport: o.transport ?? 'nodelay',
     };
   } finally {
     await batcher.stop();

@@ -15,6 +15,23 @@ export function percentile(xs: readonly number[], p: number): number | null {
   return s[rank - 1] as number;
 }
 
+/** min-max of the runs, for "median (min-max)" cells. */
+export function range(xs: readonly number[], digits = 1): string {
+  const v = xs.filter((x) => !Number.isNaN(x));
+  if (v.length === 0) return 'n/a';
+  return `${fmt(Math.min(...v), digits)}-${fmt(Math.max(...v), digits)}`;
+}
+
+/** utime + stime (clock ticks) from the text of /proc/<pid>/stat; the command name may hold spaces or ')'. */
+export function procStatCpuTicks(text: string): number | null {
+  const close = text.lastIndexOf(')');
+  if (close < 0) return null;
+  const fields = text.slice(close + 2).trim().split(/\s+/); // fields[0] is field 3 (state)
+  const utime = Number(fields[11]);
+  const stime = Number(fields[12]);
+  return Number.isFinite(utime) && Number.isFinite(stime) ? utime + stime : null;
+}
+
 export function fmt(x: number | null | undefined, digits = 1): string {
   return x === null || x === undefined || Number.isNaN(x) ? 'n/a' : x.toFixed(digits);
 }

@@ -3,93 +3,34 @@
  * sidecar /livez latency at 200 requests/s, and hang/crash detection with the manifest's probes. Several runs,
  * medians. Prints a table and writes bench-results/<date>.json and .md. Not part of `npm test`.
  *
- * Options: --runs N (default 3), --sizes 1000,10000,50000, --livez-seconds S (10),
+ * Options: --runs N (default 3), --sizes 1000,10000,50000,100000, --livez-seconds S (10),
  * --only cycle,livez,detect,false-restarts,soak (default: all), --soak N,A (components, ambiguous creates; default
  * 12000,1000; runs once whatever --runs says), --quick (one run, 1k only, 3 s of /livez, 3 detect runs, 30 s
  * conditions, a 600,60 soak), --detect-runs N (5 per hang kind), --conditions refused,503,... (all), --fr-seconds S (120: the
  * issue asks 1800 for outages, 600 for saturation), --check-interval S (10, the CFS default; false-restart pods),
- * --detect-interval S (1; detection pods).
+ * --detect-interval S (1; detection pods), --transport nodelay|python (the simulator's, cycle bench),
+ * --node-options="..." (written with =, the batcher's, instead of the manifest's), --no-rebuild (skip the restart measurement),
+ * --batcher PATH (another build's entry script, relative to the repository, for back-to-back before/after runs).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseBenchArgs } from './bench-args';
 import { runCycleBench, type CycleRun } from './bench-cycle';
 import type { DetectRun } from './bench-detect';
-import { CONDITIONS, type FalseRestartRun } from './bench-false-restarts';
-import { parseConditions, runDetectBench, runFalseRestartBench, type HealthArgs } from './bench-health';
+import type { FalseRestartRun } from './bench-false-restarts';
+import { runDetectBench, runFalseRestartBench } from './bench-health';
 import { runLivezBench, type LivezRun } from './bench-livez';
 import { ROOT } from './bench-procs';
 import { runSoak, type SoakRun } from './bench-soak';
-import { fmt, markdownTable, median, type Row } from './bench-stats';
+import { fmt, markdownTable, median, range, type Row } from './bench-stats';
 import { loadPodSpec } from './pod-spec';
 
-interface Args extends HealthArgs {
-  runs: number;
-  sizes: number[];
-  livezSeconds: number;
-  only: Set<string>;
-  soak: { components: number; ambiguous: number };
-}
+export { parseBenchArgs } from './bench-args';
 
-export function parseBenchArgs(argv: readonly string[]): Args {
-  const { values: v } = parseArgs({
-    args: [...argv],
-    strict: true,
-    allowPositionals: false,
-    options: {
-      runs: { type: 'string' },
-      sizes: { type: 'string' },
-      'livez-seconds': { type: 'string' },
-      only: { type: 'string' },
-      soak: { type: 'string' },
-      'detect-runs': { type: 'string' },
-      conditions: { type: 'string' },
-      'fr-seconds': { type: 'string' },
-      'check-interval': { type: 'string' },
-      'detect-interval': { type: 'string' },
-      quick: { type: 'boolean', default: false },
-    },
-  });
-  const a: Args = {
-    runs: 3,
-    sizes: [1000, 10_000, 50_000],
-    livezSeconds: 10,
-    only: new Set(['cycle', 'livez', 'detect', 'false-restarts', 'soak']),
-    soak: { components: 12_000, ambiguous: 1000 },
-    detectRuns: 5,
-    conditions: [...CONDITIONS],
-    falseRestartSeconds: 120,
-    checkIntervalS: 10,
-    detectCheckIntervalS: 1,
-  };
-  if (v.quick) {
-    a.runs = 1;
-    a.sizes = [1000];
-    a.livezSeconds = 3;
-    a.detectRuns = 3;
-    a.falseRestartSeconds = 30;
-    a.soak = { components: 600, ambiguous: 60 };
-  }
-  if (v.soak !== undefined) {
-    const [components, ambiguous] = v.soak.split(',').map(Number);
-    a.soak = { components: components ?? 12_000, ambiguous: ambiguous ?? 1000 };
-  }
-  if (v.runs !== undefined) a.runs = Math.max(1, Number(v.runs));
-  if (v.sizes !== undefined) a.sizes = v.sizes.split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0);
-  if (v['livez-seconds'] !== undefined) a.livezSeconds = Math.max(1, Number(v['livez-seconds']));
-  if (v.only !== undefined) a.only = new Set(v.only.split(','));
-  if (v['detect-runs'] !== undefined) a.detectRuns = Math.max(1, Number(v['detect-runs']));
-  if (v.conditions !== undefined) a.conditions = parseConditions(v.conditions);
-  if (v['fr-seconds'] !== undefined) a.falseRestartSeconds = Math.max(5, Number(v['fr-seconds']));
-  if (v['check-interval'] !== undefined) a.checkIntervalS = Math.max(1, Number(v['check-interval']));
-  if (v['detect-interval'] !== undefined) a.detectCheckIntervalS = Math.max(1, Number(v['detect-interval']));
-  return a;
-}
-
-const ORIGINAL: Record<number, { requests?: string; cycle?: string; rss?: string }> = {
-  10_000: { requests: '390', rss: '48' },
-  50_000: { requests: '1935', cycle: '2.9 s', rss: '84' },
+const ORIGINAL: Record<number, { requests?: string; busy?: string; cpu?: string; bytes?: string; perMin?: string; rss?: string; first?: string }> = {
+  10_000: { requests: '390', busy: '0.99 s', rss: '48.5' },
+  50_000: { requests: '1935', busy: '4.72 s', cpu: '~3.6 s (75.5 CPU-s / 120 s, 5.7 s cycles)', bytes: '33.9 MB', perMin: '354 MB', rss: '84', first: '11.8 s' },
 };
 
 const log = (m: string): void => void process.stdout.write(`${m}\n`);
@@ -97,7 +38,7 @@ const log = (m: string): void => void process.stdout.write(`${m}\n`);
 async function main(): Promise<void> {
   const args = parseBenchArgs(process.argv.slice(2));
   const spec = loadPodSpec(ROOT);
-  const nodeOptions = spec.containers['cfs-batcher']!.env.find((e) => e.name === 'NODE_OPTIONS')?.value ?? '';
+  const nodeOptions = args.nodeOptions ?? spec.containers['cfs-batcher']!.env.find((e) => e.name === 'NODE_OPTIONS')?.value ?? '';
   const started = new Date();
   const cycle: Record<number, CycleRun[]> = {};
   const livez: LivezRun[] = [];
@@ -113,9 +54,14 @@ async function main(): Promise<void> {
       for (let r = 0; r < args.runs; r++) {
         log(`cycle bench: ${n} pending components, run ${r + 1}/${args.runs}`);
         try {
-          const run = await runCycleBench(n, { nodeOptions, measureCycles: 5, log });
+          log(`  uptime: ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+          const run = await runCycleBench(n, { nodeOptions, measureCycles: 5, log, transport: args.transport, rebuild: args.rebuild, batcherScript: args.batcherScript });
           cycle[n].push(run);
-          log(`  cycle ${fmt(run.cycleMs, 0)} ms, ${fmt(run.requestsPerCycle)} requests/cycle, peak RSS ${fmt(run.peakRssMb)} MB ${JSON.stringify(run.byRoute)}`);
+          log(
+            `  busy ${fmt(run.cycleMs, 0)} ms, cpu ${fmt(run.cpuPerCycleS, 2)} s, ${fmt(run.requestsPerCycle)} requests and ` +
+              `${fmt(run.bytesPerCycle / 1e6, 2)} MB/cycle (${fmt(run.bytesPerMinute / 1e6)} MB/min), peak RSS ${fmt(run.peakRssMb)} MB, ` +
+              `first cycle ${fmt(run.firstCycleMs, 0)} ms (${fmt(run.fillCpuS, 2)} CPU-s to fill), rebuild ${fmt(run.rebuildWallS, 2)} s ${JSON.stringify(run.byRoute)}`,
+          );
         } catch (err) {
           errors.push(`cycle ${n} run ${r + 1}: ${(err as Error).message}`);
           log(`  FAILED: ${(err as Error).message}`);
@@ -159,15 +105,7 @@ async function main(): Promise<void> {
   }
 
   const rows: Row[] = [];
-  for (const n of Object.keys(cycle).map(Number)) {
-    const runs = cycle[n]!;
-    const o = ORIGINAL[n] ?? {};
-    const k = `${n / 1000}k pending`;
-    rows.push({ metric: `${k}: cycle time`, value: `${fmt(median(runs.map((r) => r.cycleMs ?? NaN)), 0)} ms`, runs: runs.map((r) => fmt(r.cycleMs, 0)).join(', '), original: o.cycle });
-    rows.push({ metric: `${k}: CFS requests/cycle`, value: fmt(median(runs.map((r) => r.requestsPerCycle))), runs: runs.map((r) => fmt(r.requestsPerCycle)).join(', '), original: o.requests });
-    rows.push({ metric: `${k}: batcher peak RSS (VmHWM)`, value: `${fmt(median(runs.map((r) => r.peakRssMb ?? NaN)))} MB`, runs: runs.map((r) => fmt(r.peakRssMb)).join(', '), original: o.rss ? `${o.rss} MB` : undefined });
-    rows.push({ metric: `${k}: time until all in sessions`, value: `${fmt(median(runs.map((r) => r.fillSeconds)))} s`, runs: runs.map((r) => fmt(r.fillSeconds)).join(', ') });
-  }
+  for (const n of Object.keys(cycle).map(Number)) rows.push(...cycleRows(n, cycle[n]!));
   if (livez.length > 0) {
     rows.push({ metric: 'sidecar /livez p50 @200 req/s', value: `${fmt(median(livez.map((r) => r.p50Ms ?? NaN)), 2)} ms`, runs: livez.map((r) => fmt(r.p50Ms, 2)).join(', ') });
     rows.push({ metric: 'sidecar /livez p99 @200 req/s', value: `${fmt(median(livez.map((r) => r.p99Ms ?? NaN)), 2)} ms`, runs: livez.map((r) => fmt(r.p99Ms, 2)).join(', ') });
@@ -186,15 +124,41 @@ async function main(): Promise<void> {
   const stamp = started.toISOString().replace(/[:]/g, '-').replace(/\..*$/, '');
   const outDir = path.join(ROOT, 'bench-results');
   mkdirSync(outDir, { recursive: true });
-  const meta = { started: started.toISOString(), node: process.version, cpus: os.cpus().length, runs: args.runs, batcherNodeOptions: nodeOptions };
+  const meta = { started: started.toISOString(), node: process.version, cpus: os.cpus().length, runs: args.runs, batcherNodeOptions: nodeOptions, simTransport: args.transport, batcher: args.batcherScript ?? 'batcher/dist/main.js' };
   writeFileSync(path.join(outDir, `${stamp}.json`), JSON.stringify({ meta, cycle, livez, detect, falseRestarts, soak, errors }, null, 2));
-  const md = `# Benchmarks ${started.toISOString()}\n\nNode ${process.version}, ${meta.cpus} CPUs, ${args.runs} run(s) each, batcher NODE_OPTIONS=${nodeOptions}.\n\n${table}\n${errors.length ? `\nErrors:\n${errors.map((e) => `- ${e}`).join('\n')}\n` : ''}`;
+  const md = `# Benchmarks ${started.toISOString()}\n\nNode ${process.version}, ${meta.cpus} CPUs, ${args.runs} run(s) each, batcher NODE_OPTIONS=${nodeOptions}, simulator transport ${args.transport}.\n\n${table}\n${errors.length ? `\nErrors:\n${errors.map((e) => `- ${e}`).join('\n')}\n` : ''}`;
   writeFileSync(path.join(outDir, `${stamp}.md`), md);
   log(`\n${table}\n\nwritten: bench-results/${stamp}.json and .md`);
   if (errors.length > 0) {
     log(`\n${errors.length} error(s):\n${errors.join('\n')}`);
     process.exitCode = 1;
   }
+}
+
+/** One row per cycle figure: median (min-max) over the runs. */
+function cycleRows(n: number, runs: readonly CycleRun[]): Row[] {
+  const o = ORIGINAL[n] ?? {};
+  const k = `${n / 1000}k pending`;
+  const row = (metric: string, xs: number[], unit: string, digits: number, original?: string): Row => ({
+    metric: `${k}: ${metric}`,
+    value: `${fmt(median(xs), digits)}${unit} (${range(xs, digits)})`,
+    runs: xs.map((x) => fmt(x, digits)).join(', '),
+    original,
+  });
+  const of = (f: (r: CycleRun) => number | null): number[] => runs.map((r) => f(r) ?? NaN);
+  const sessions = median(runs.map((r) => r.sessions)) ?? 0;
+  return [
+    row('CFS requests per steady cycle', of((r) => r.requestsPerCycle), '', 1, o.requests),
+    row('busy time per steady cycle', of((r) => r.cycleMs), ' ms', 0, o.busy),
+    row('batcher CPU per steady cycle', of((r) => r.cpuPerCycleS), ' s', 2, o.cpu),
+    row('bytes from CFS per steady cycle', of((r) => r.bytesPerCycle / 1e6), ' MB', 2, o.bytes),
+    row('bytes from CFS per minute', of((r) => r.bytesPerMinute / 1e6), ' MB', 1, o.perMin),
+    row('first cycle (creates)', of((r) => r.firstCycleMs), ' ms', 0, o.first),
+    row('time until all in sessions', of((r) => r.fillSeconds), ' s', 1),
+    row('batcher CPU until all in sessions', of((r) => r.fillCpuS), ' s', 2),
+    row('batcher peak RSS (VmHWM)', of((r) => r.peakRssMb), ' MB', 1, o.rss ? `${o.rss} MB` : undefined),
+    row(`restart with ${sessions} sessions in flight -> rebuilt`, of((r) => r.rebuildWallS), ' s', 2),
+  ];
 }
 
 if (require.main === module) {

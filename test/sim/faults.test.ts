@@ -177,4 +177,15 @@ describe('stats', () => {
     await request(sim.app).delete('/__sim/stats');
     expect((await request(sim.app).get('/__sim/stats')).body.total).toBe(0);
   });
+
+  it('counts the response body bytes a client pulls, by route, ignoring /__sim', async () => {
+    const a = await request(sim.app).get('/v3/components?config_details=true&state_details=true');
+    const b = await request(sim.app).get('/v3/components/nope');
+    await request(sim.app).get('/__sim/stats');
+    const s = (await request(sim.app).get('/__sim/stats')).body;
+    expect(s.bytesByRoute).toEqual({ 'GET /v3/components': a.text.length, 'GET /v3/components/{component_id}': b.text.length });
+    expect(s.bytes).toBe(a.text.length + b.text.length);
+    await request(sim.app).delete('/__sim/stats');
+    expect((await request(sim.app).get('/__sim/stats')).body).toMatchObject({ bytes: 0, bytesByRoute: {} });
+  });
 });

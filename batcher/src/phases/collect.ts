@@ -3,6 +3,7 @@ import type { InvalidRecord } from '@cfs-batcher/shared';
 import type { PhaseContext } from '../context';
 import { logBatch, logComponents } from '../log';
 import { toBatchComponent } from '../rules/component';
+import { pendingRecords } from './collect-source';
 
 /** Pages every enabled pending component into batches; queued members no longer pending are dropped. */
 export async function collect(ctx: PhaseContext, signal?: AbortSignal): Promise<void> {
@@ -13,12 +14,8 @@ export async function collect(ctx: PhaseContext, signal?: AbortSignal): Promise<
   const now = ctx.clock.now();
   state.pool.rotate();
   state.book.beginCollect();
-  const pageSize = ctx.tuning.pageSize > 0 ? { pageSize: ctx.tuning.pageSize } : {};
-  for await (const page of ctx.client.listComponents(
-    { enabled: true, status: 'pending', config_details: true, state_details: true },
-    { signal, ...pageSize },
-  )) {
-    logComponents.debug(`Received data for ${page.components.length} components`);
+  // Components held by a created session are already in `seen` and never reach the loop below (collect-source.ts).
+  for await (const page of pendingRecords(ctx, seen, signal)) {
     for (const r of page.invalid) reject(ctx, rejected, schemaRejection(r));
     for (const raw of page.components) {
       if (raw.enabled === false) continue;

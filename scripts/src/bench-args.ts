@@ -1,0 +1,88 @@
+/** `npm run bench` options (util.parseArgs); see bench.ts for what each part measures. */
+import { parseArgs } from 'node:util';
+import { CONDITIONS } from './bench-false-restarts';
+import { parseConditions, type HealthArgs } from './bench-health';
+
+export interface Args extends HealthArgs {
+  runs: number;
+  sizes: number[];
+  livezSeconds: number;
+  only: Set<string>;
+  soak: { components: number; ambiguous: number };
+  /** The simulator's transport in the cycle bench (cfs-sim/README.md). */
+  transport: 'nodelay' | 'python';
+  /** The batcher's NODE_OPTIONS instead of the manifest's. */
+  nodeOptions?: string;
+  /** Measure a restart's rebuild in the cycle bench. */
+  rebuild: boolean;
+  /** Another build's batcher entry, relative to the repository (back-to-back before/after runs). */
+  batcherScript?: string;
+}
+
+export function parseBenchArgs(argv: readonly string[]): Args {
+  const { values: v } = parseArgs({
+    args: [...argv],
+    strict: true,
+    allowPositionals: false,
+    options: {
+      runs: { type: 'string' },
+      sizes: { type: 'string' },
+      'livez-seconds': { type: 'string' },
+      only: { type: 'string' },
+      soak: { type: 'string' },
+      'detect-runs': { type: 'string' },
+      conditions: { type: 'string' },
+      'fr-seconds': { type: 'string' },
+      'check-interval': { type: 'string' },
+      'detect-interval': { type: 'string' },
+      transport: { type: 'string' },
+      'node-options': { type: 'string' },
+      'no-rebuild': { type: 'boolean', default: false },
+      batcher: { type: 'string' },
+      quick: { type: 'boolean', default: false },
+    },
+  });
+  const a: Args = {
+    runs: 3,
+    sizes: [1000, 10_000, 50_000, 100_000],
+    livezSeconds: 10,
+    only: new Set(['cycle', 'livez', 'detect', 'false-restarts', 'soak']),
+    soak: { components: 12_000, ambiguous: 1000 },
+    detectRuns: 5,
+    conditions: [...CONDITIONS],
+    falseRestartSeconds: 120,
+    checkIntervalS: 10,
+    detectCheckIntervalS: 1,
+    transport: 'nodelay',
+    rebuild: !v['no-rebuild'],
+    ...(v['node-options'] !== undefined ? { nodeOptions: v['node-options'] } : {}),
+    ...(v.batcher !== undefined ? { batcherScript: v.batcher } : {}),
+  };
+  if (v.transport !== undefined) {
+    if (v.transport !== 'nodelay' && v.transport !== 'python') throw new Error(`--transport must be nodelay or python, not ${v.transport}`);
+    a.transport = v.transport;
+  }
+  if (v.quick) {
+    a.runs = 1;
+    a.sizes = [1000];
+    a.livezSeconds = 3;
+    a.detectRuns = 3;
+    a.falseRestartSeconds = 30;
+    a.soak = { components: 600, ambiguous: 60 };
+  }
+  if (v.soak !== undefined) {
+    const [components, ambiguous] = v.soak.split(',').map(Number);
+    a.soak = { components: components ?? 12_000, ambiguous: ambiguous ?? 1000 };
+  }
+  if (v.runs !== undefined) a.runs = Math.max(1, Number(v.runs));
+  if (v.sizes !== undefined) a.sizes = v.sizes.split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0);
+  if (v['livez-seconds'] !== undefined) a.livezSeconds = Math.max(1, Number(v['livez-seconds']));
+  if (v.only !== undefined) a.only = new Set(v.only.split(','));
+  if (v['detect-runs'] !== undefined) a.detectRuns = Math.max(1, Number(v['detect-runs']));
+  if (v.conditions !== undefined) a.conditions = parseConditions(v.conditions);
+  if (v['fr-seconds'] !== undefined) a.falseRestartSeconds = Math.max(5, Number(v['fr-seconds']));
+  if (v['check-interval'] !== undefined) a.checkIntervalS = Math.max(1, Number(v['check-interval']));
+  if (v['detect-interval'] !== undefined) a.detectCheckIntervalS = Math.max(1, Number(v['detect-interval']));
+  return a;
+}
+
