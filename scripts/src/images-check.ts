@@ -11,7 +11,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { readHeartbeat, type Heartbeat } from '@cfs-batcher/shared';
+import { readHeartbeat, setLogSilent, type Heartbeat } from '@cfs-batcher/shared';
 import { createSimulator } from '@cfs-batcher/cfs-sim';
 import { type Engine, detectEngine, engineCall, exitState, imageSize, logsOf, pidOne, runFlags } from './images-engine';
 
@@ -169,6 +169,11 @@ export async function checkImages(opts: CheckOptions): Promise<CheckReport> {
       const s = await stop(engine, name);
       if (s.exitCode !== 0) problem(`${name}: exit code ${s.exitCode} after SIGTERM (137: killed after the ${STOP_GRACE_SECONDS} s grace)`);
       log(`${name}: SIGTERM -> exit ${s.exitCode} in ${Math.round(s.ms)} ms`);
+      const logs = await logsOf(engine, name);
+      if (process.env.IMAGES_CHECK_LOGS) log(`--- ${name} logs\n${logs}`);
+      // a healthy start and stop against a healthy CFS logs no ERROR (a bug logs "Unexpected error occurred")
+      const errors = logs.split('\n').filter((l) => l.includes('"level":"ERROR"'));
+      if (errors.length > 0) problem(`${name} logged ERROR: ${errors.slice(0, 3).join(' | ').slice(0, 1000)}`);
       return { image, sizeBytes: await imageSize(engine, image), startToPortMs: port, startToHeartbeatMs: beat, pidInContainer, sigtermToExitMs: s.ms, exitCode: s.exitCode };
     };
     report.sidecar = await figures(names.sidecar, opts.sidecarImage, sPort, sBeat);
@@ -198,6 +203,7 @@ async function main(argv: string[]): Promise<number> {
     console.error(`images-check: no working ${engine || 'docker or podman'}`);
     return 1;
   }
+  setLogSilent(true); // the in-process simulator's lines would mix with the report
   const report = await checkImages({
     engine: detected,
     batcherImage: option(argv, '--batcher', `localhost/cfs-batcher:${tag}`),
