@@ -103,7 +103,7 @@ export interface CheckOptions {
 }
 
 export async function checkImages(opts: CheckOptions): Promise<CheckReport> {
-  const engine = opts.engine ?? (await detectEngine());
+  const engine = opts.engine ?? (await detectEngine<Engine>(['docker', 'podman']));
   if (!engine) throw new Error('no working docker or podman');
   const log = opts.log ?? (() => undefined);
   const deadline = opts.deadlineMs ?? 60_000;
@@ -198,7 +198,7 @@ function option(argv: string[], name: string, fallback: string): string {
 async function main(argv: string[]): Promise<number> {
   const tag = option(argv, '--tag', '0.1.0');
   const engine = option(argv, '--engine', '');
-  const detected = await detectEngine(engine || undefined);
+  const detected = await detectEngine<Engine>(engine === 'docker' || engine === 'podman' ? [engine] : ['docker', 'podman']);
   if (!detected) {
     console.error(`images-check: no working ${engine || 'docker or podman'}`);
     return 1;

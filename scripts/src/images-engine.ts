@@ -1,11 +1,14 @@
 /**
- * The container engine as the image check needs it (docker or podman: the same CLI for these verbs). Every call is a
- * child process with a timeout, so a hung engine fails the check instead of hanging it.
+ * The container engine as the build and the check need it: docker or podman (the same CLI for these verbs), and
+ * buildah for building only. Every call is a child process with a timeout, so a hung engine fails instead of hanging.
  */
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
+/** Engines that run containers (the check). */
 export type Engine = 'docker' | 'podman';
+/** Engines that build images. */
+export type BuildEngine = Engine | 'buildah';
 
 export interface RunResult {
   code: number;
@@ -13,29 +16,37 @@ export interface RunResult {
   stderr: string;
 }
 
-/** Runs `engine args...`; never throws for a non-zero exit (the caller decides). */
-export function engineCall(engine: Engine, args: string[], timeoutMs = 60_000): Promise<RunResult> {
+/** Runs `engine args...`; never throws for a non-zero exit (the caller decides). `env` is passed explicitly so a
+ * test's PATH (stub engines) reaches the child. */
+export function engineCall(engine: BuildEngine, args: string[], timeoutMs = 60_000): Promise<RunResult> {
   return new Promise((resolve) => {
-    execFile(engine, args, { timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
+    execFile(engine, args, { env: process.env, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
       resolve({ code, stdout: String(stdout), stderr: String(stderr) || (err && code === 1 ? String(err.message) : '') });
     });
   });
 }
 
-/** The first engine that answers `info` (a docker client without a daemon does not count), or null. */
-export async function detectEngine(prefer?: string): Promise<Engine | null> {
-  const order: Engine[] = prefer === 'docker' || prefer === 'podman' ? [prefer] : ['docker', 'podman'];
-  for (const e of order) if ((await engineCall(e, ['info'], 20_000).catch(() => null))?.code === 0) return e;
+/** The first of `order` that answers `info` (a docker client without a daemon does not count), or null. */
+export async function detectEngine<E extends BuildEngine>(order: E[]): Promise<E | null> {
+  for (const e of order) if ((await engineCall(e, ['info'], 20_000))?.code === 0) return e;
   return null;
 }
 
-export async function imageExists(engine: Engine, image: string): Promise<boolean> {
-  return (await engineCall(engine, ['image', 'inspect', image], 20_000)).code === 0;
+export async function imageExists(engine: BuildEngine, image: string): Promise<boolean> {
+  const args = engine === 'buildah' ? ['inspect', '--type', 'image', image] : ['image', 'inspect', image];
+  return (await engineCall(engine, args, 20_000)).code === 0;
 }
 
-/** Image size in bytes as the engine reports it (uncompressed, all layers). */
-export async function imageSize(engine: Engine, image: string): Promise<number> {
+const UNITS: Record<string, number> = { B: 1, KB: 1e3, MB: 1e6, GB: 1e9 };
+
+/** Image size in bytes as the engine reports it (uncompressed, all layers; buildah only says "162 MB"). */
+export async function imageSize(engine: BuildEngine, image: string): Promise<number> {
+  if (engine === 'buildah') {
+    const r = await engineCall(engine, ['images', '--json', image], 20_000);
+    const m = /^([\d.]+)\s*([kKMG]?B)$/.exec(r.code === 0 ? ((JSON.parse(r.stdout) as { size?: string }[])[0]?.size ?? '') : '');
+    return m ? Number(m[1]) * (UNITS[(m[2] as string).toUpperCase()] ?? NaN) : NaN;
+  }
   const r = await engineCall(engine, ['image', 'inspect', '--format', '{{.Size}}', image], 20_000);
   return r.code === 0 ? Number(r.stdout.trim()) : NaN;
 }

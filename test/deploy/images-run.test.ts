@@ -1,91 +1,88 @@
 /**
- * `npm run images` and the image check. The build script is run against stub engines (which engine it picks, what it
+ * `npm run images` and the image check. The build runs against stub engines on PATH (which engine it picks, what it
  * passes); the check runs the real images when an engine and both built images are on this machine (`npm run
  * images`, see docs/deployment.md#images), and is skipped otherwise: CI machines have no container engine.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setLogSilent } from '@cfs-batcher/shared';
 import { checkImages } from '../../scripts/src/images-check';
 import type { Engine } from '../../scripts/src/images-engine';
+import { main } from '../../scripts/src/images';
 import { makeTempDir } from '../helpers/tmp';
 import { ROOT } from './manifest-helpers';
 
-const BUILD = path.join(ROOT, 'scripts', 'images', 'build.sh');
-
-describe('npm run images (stub engines)', () => {
+describe('npm run images (stub engines on PATH)', () => {
   const tmp = makeTempDir('images-build');
+  const savedPath = process.env.PATH;
+  afterEach(() => {
+    process.env.PATH = savedPath;
+    jest.restoreAllMocks();
+  });
   afterAll(() => tmp.cleanup());
 
-  /** A stub engine: records each call; `info` answers as told; `image inspect` prints a size. */
-  function stubEngines(dir: string, working: string[]): string {
+  /** Stub engines in their own folder: each records its calls; `info` answers as told; sizes are 123456789 bytes. */
+  function stubEngines(name: string, working: string[]): string {
+    const dir = path.join(tmp.dir, name);
+    mkdirSync(dir, { recursive: true });
     const calls = path.join(dir, 'calls.log');
-    for (const name of ['docker', 'podman', 'buildah']) {
-      const f = path.join(dir, name);
-      const infoCode = working.includes(name) ? 0 : 1;
-      writeFileSync(
-        f,
-        `#!/bin/sh\necho "${name} $*" >> "${calls}"\n[ "$1" = info ] && exit ${infoCode}\n[ "$1" = image ] && { echo 123456789; exit 0; }\n[ "$1" = inspect ] && { echo 123456789; exit 0; }\nexit 0\n`,
-      );
-      chmodSync(f, 0o755);
+    writeFileSync(calls, '');
+    for (const e of ['docker', 'podman', 'buildah']) {
+      const size = e === 'buildah' ? '[{"size": "123 MB"}]' : '123456789';
+      const info = working.includes(e) ? 0 : 1;
+      const script = `#!/bin/sh\necho "${e} $*" >> "${calls}"\ncase "$1" in info) exit ${info} ;; image|images) echo '${size}' ;; esac\nexit 0\n`;
+      writeFileSync(path.join(dir, e), script);
+      chmodSync(path.join(dir, e), 0o755);
     }
+    process.env.PATH = `${dir}:/usr/bin:/bin`;
     return calls;
   }
 
-  function runBuild(name: string, working: string[], env: Record<string, string>) {
-    const dir = path.join(tmp.dir, name);
-    execFileSync('mkdir', ['-p', dir]);
-    const calls = stubEngines(dir, working);
-    const r = spawnSync('bash', [BUILD], {
-      env: { PATH: `${dir}:/usr/bin:/bin`, HOME: tmp.dir, ...env },
-      encoding: 'utf8',
-      timeout: 30_000,
-    });
-    let log = '';
-    try {
-      log = readFileSync(calls, 'utf8');
-    } catch {
-      /* no call */
-    }
-    const builds = log.split('\n').filter((l) => / (build|bud) /.test(l));
-    return { code: r.status, stdout: r.stdout, stderr: r.stderr, builds };
+  async function runImages(name: string, working: string[], env: NodeJS.ProcessEnv) {
+    const calls = stubEngines(name, working);
+    const out: string[] = [];
+    const err: string[] = [];
+    jest.spyOn(console, 'log').mockImplementation((l: string) => void out.push(l));
+    jest.spyOn(console, 'error').mockImplementation((l: string) => void err.push(l));
+    const code = await main([], env);
+    const builds = readFileSync(calls, 'utf8').split('\n').filter((l) => / (build|bud) /.test(l));
+    return { code, out: out.join('\n'), err: err.join('\n'), builds };
   }
 
-  it('skips a docker client without a daemon, builds both with podman, the CA as a secret and the default bases', () => {
+  it('skips a docker client without a daemon, builds both with podman, the CA as a secret and the default bases', async () => {
     const ca = path.join(tmp.dir, 'ca.pem');
     writeFileSync(ca, '');
-    const r = runBuild('podman', ['podman', 'buildah'], { NODE_EXTRA_CA_CERTS: ca });
+    const r = await runImages('podman', ['podman', 'buildah'], { NODE_EXTRA_CA_CERTS: ca });
     expect(r.code).toBe(0);
     expect(r.builds).toEqual([
       `podman build --layers --isolation chroot --secret id=extra-ca,src=${ca} -f Dockerfile.batcher -t localhost/cfs-batcher:0.1.0 .`,
       `podman build --layers --isolation chroot --secret id=extra-ca,src=${ca} -f Dockerfile.sidecar -t localhost/cfs-batcher-health-sidecar:0.1.0 .`,
     ]);
-    expect(r.stdout).toContain('localhost/cfs-batcher:0.1.0 built in');
-    expect(r.stdout).toContain('123 MB');
+    expect(r.out).toMatch(/Dockerfile.batcher localhost\/cfs-batcher:0.1.0 built in [\d.]+ s, 123 MB/);
   });
 
-  it('prefers a working docker; base images and a registry mirror become build arguments; EXTRA_CA_CERTS= turns the CA off', () => {
-    const r = runBuild('docker', ['docker', 'podman', 'buildah'], {
-      NODE_EXTRA_CA_CERTS: '/nonexistent',
-      EXTRA_CA_CERTS: '',
-      BUILD_IMAGE: 'mirror/node:20',
-      RUNTIME_IMAGE: 'mirror/distroless',
-      NPM_REGISTRY: 'https://npm.mirror.invalid/',
-      IMAGE_TAG: 't1',
-    });
+  it('prefers a working docker; bases and a registry mirror become build arguments; EXTRA_CA_CERTS= turns the CA off', async () => {
+    const env = { NODE_EXTRA_CA_CERTS: '/nonexistent', EXTRA_CA_CERTS: '', BUILD_IMAGE: 'mirror/node:20', RUNTIME_IMAGE: 'mirror/distroless', NPM_REGISTRY: 'https://npm.mirror.invalid/', IMAGE_TAG: 't1' };
+    const r = await runImages('docker', ['docker', 'podman', 'buildah'], env);
     expect(r.code).toBe(0);
     expect(r.builds[0]).toBe(
       'docker build --build-arg BUILD_IMAGE=mirror/node:20 --build-arg RUNTIME_IMAGE=mirror/distroless --build-arg NPM_REGISTRY=https://npm.mirror.invalid/ -f Dockerfile.batcher -t localhost/cfs-batcher:t1 .',
     );
   });
 
-  it('falls back to buildah, and says so when no engine works', () => {
-    expect(runBuild('buildah', ['buildah'], {}).builds[0]).toMatch(/^buildah bud --layers --isolation chroot -f Dockerfile.batcher /);
-    const none = runBuild('none', [], {});
+  it('falls back to buildah (sizes from its human-readable form), and says so when no engine works or the CA is unreadable', async () => {
+    const b = await runImages('buildah', ['buildah'], {});
+    expect(b.builds[0]).toBe('buildah bud --layers --isolation chroot -f Dockerfile.batcher -t localhost/cfs-batcher:0.1.0 .');
+    expect(b.out).toContain('123 MB');
+    const none = await runImages('none', [], {});
     expect(none.code).toBe(1);
-    expect(none.stderr).toContain('no working docker, podman or buildah');
+    expect(none.err).toContain('no working docker, podman or buildah');
     expect(none.builds).toEqual([]);
+    const ca = await runImages('ca', ['podman'], { EXTRA_CA_CERTS: path.join(tmp.dir, 'missing.pem') });
+    expect(ca.code).toBe(1);
+    expect(ca.err).toContain('is not readable');
+    expect(ca.builds).toEqual([]);
   });
 });
 
@@ -130,4 +127,10 @@ const engine = engineWithImages();
       expect(c!.exitCode).toBe(0);
     }
   }, 180_000);
+
+  it('fails when an image does not do its job (the batcher image in the sidecar\'s place never serves /healthz)', async () => {
+    const report = await checkImages({ engine: engine!, batcherImage: IMAGES.batcher, sidecarImage: IMAGES.batcher, deadlineMs: 5000 });
+    expect(report.problems).toEqual([expect.stringContaining('sidecar /healthz')]);
+    expect(report.sidecar).toBeNull();
+  }, 120_000);
 });
