@@ -13,6 +13,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { readHeartbeat, setLogSilent, type Heartbeat } from '@cfs-batcher/shared';
 import { createSimulator } from '@cfs-batcher/cfs-sim';
+import { startCollector } from './images-collector';
 import { type Engine, detectEngine, engineCall, exitState, imageSize, logsOf, pidOne, runFlags } from './images-engine';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -37,6 +38,8 @@ export interface CheckReport {
   runFlags: string[];
   batcher: ContainerFigures | null;
   sidecar: ContainerFigures | null;
+  /** spans the OTLP receiver got, per service.name (most are flushed at SIGTERM) */
+  spans: Record<string, number>;
   problems: string[];
 }
 
@@ -99,6 +102,8 @@ export interface CheckOptions {
   /** extra `run` flags; detected (see runFlags) when absent */
   runFlags?: string[];
   deadlineMs?: number;
+  /** added to both containers' environment (e.g. an OTLP endpoint, as the manifest's ConfigMap sets) */
+  env?: Record<string, string>;
   log?: (line: string) => void;
 }
 
@@ -108,10 +113,13 @@ export async function checkImages(opts: CheckOptions): Promise<CheckReport> {
   const log = opts.log ?? (() => undefined);
   const deadline = opts.deadlineMs ?? 60_000;
   const flags = opts.runFlags ?? (await runFlags(engine, opts.batcherImage, await entrypointNode(engine, opts.batcherImage)));
-  const report: CheckReport = { engine, runFlags: flags, batcher: null, sidecar: null, problems: [] };
+  const report: CheckReport = { engine, runFlags: flags, batcher: null, sidecar: null, spans: {}, problems: [] };
   const names = { batcher: `cfs-images-check-batcher-${process.pid}`, sidecar: `cfs-images-check-sidecar-${process.pid}` };
   const dir = mkdtempSync(path.join(os.tmpdir(), 'images-check-'));
   const sim = createSimulator({ scenario: path.join(ROOT, 'cfs-sim', 'scenarios', 'demo.json') });
+  const collector = await startCollector();
+  // Tracing on, as the manifest's ConfigMap sets it, towards the receiver here.
+  const otel = { OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint, OTEL_TRACES_EXPORTER: 'otlp', OTEL_METRICS_EXPORTER: 'none', OTEL_LOGS_EXPORTER: 'none' };
   const problem = (p: string) => {
     report.problems.push(p);
     log(`PROBLEM ${p}`);
@@ -123,7 +131,7 @@ export async function checkImages(opts: CheckOptions): Promise<CheckReport> {
     const args = ['run', '-d', '--name', name, '--network', 'host', '--read-only', '--user', `${UID}:${UID}`, '--cap-drop', 'ALL'];
     args.push('--security-opt', 'no-new-privileges', '-v', volume, ...flags);
     if (engine === 'podman') args.push('--read-only-tmpfs=false'); // as Kubernetes: no tmpfs on /tmp, /run either
-    for (const [k, v] of Object.entries(env)) args.push('-e', `${k}=${v}`);
+    for (const [k, v] of Object.entries({ ...otel, ...opts.env, ...env })) args.push('-e', `${k}=${v}`);
     const t = performance.now();
     const r = await engineCall(engine, [...args, image]);
     if (r.code !== 0) throw new Error(`${engine} run ${image}: ${r.stderr.trim()}`);
@@ -178,12 +186,17 @@ export async function checkImages(opts: CheckOptions): Promise<CheckReport> {
     };
     report.sidecar = await figures(names.sidecar, opts.sidecarImage, sPort, sBeat);
     report.batcher = await figures(names.batcher, opts.batcherImage, bPort, bBeat);
+    report.spans = Object.fromEntries(collector.spans);
+    for (const service of ['cfs-batcher', 'cfs-batcher-health']) {
+      if (!collector.spans.get(service) && opts.env?.OTEL_SDK_DISABLED !== 'true') problem(`no span from ${service} reached the OTLP receiver`);
+    }
   } catch (err) {
     problem(err instanceof Error ? err.message : String(err));
     for (const n of [names.batcher, names.sidecar]) log(`--- ${n} logs (tail)\n${(await logsOf(engine, n)).slice(-3000)}`);
   } finally {
     await engineCall(engine, ['rm', '-f', names.batcher, names.sidecar]);
     await sim.close();
+    await collector.close();
     rmSync(dir, { recursive: true, force: true });
   }
   return report;
@@ -208,6 +221,7 @@ async function main(argv: string[]): Promise<number> {
     engine: detected,
     batcherImage: option(argv, '--batcher', `localhost/cfs-batcher:${tag}`),
     sidecarImage: option(argv, '--sidecar', `localhost/cfs-batcher-health-sidecar:${tag}`),
+    env: Object.fromEntries(argv.flatMap((a, i) => (argv[i - 1] === '--env' && a.includes('=') ? [[a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)]] : []))),
     log: (l) => console.error(`images-check: ${l}`),
   });
   console.log(JSON.stringify(report, null, 2));
