@@ -29,6 +29,8 @@ export interface ContainerFigures {
   /** batcher: to its first heartbeat past `starting`; sidecar: to /livez 200 on the batcher's heartbeat */
   startToHeartbeatMs: number;
   pidInContainer: number | null;
+  /** uid of PID 1 as the host's /proc shows it (null with a remote engine) */
+  uid: number | null;
   sigtermToExitMs: number;
   exitCode: number;
 }
@@ -172,8 +174,9 @@ export async function checkImages(opts: CheckOptions): Promise<CheckReport> {
     log(`sidecar: /healthz after ${Math.round(sPort)} ms, /livez 200 on heartbeat ${seen.instance_id} seq ${seen.sequence} after ${Math.round(sBeat)} ms`);
 
     const figures = async (name: string, image: string, port: number, beat: number): Promise<ContainerFigures> => {
-      const { pidInContainer } = await pidOne(engine, name);
+      const { pidInContainer, uid } = await pidOne(engine, name);
       if (pidInContainer !== null && pidInContainer !== 1) problem(`${name}: node is pid ${pidInContainer}, not 1`);
+      if (uid !== null && uid !== UID) problem(`${name}: node runs as uid ${uid}, not ${UID}`);
       const s = await stop(engine, name);
       if (s.exitCode !== 0) problem(`${name}: exit code ${s.exitCode} after SIGTERM (137: killed after the ${STOP_GRACE_SECONDS} s grace)`);
       log(`${name}: SIGTERM -> exit ${s.exitCode} in ${Math.round(s.ms)} ms`);
@@ -182,7 +185,7 @@ export async function checkImages(opts: CheckOptions): Promise<CheckReport> {
       // a healthy start and stop against a healthy CFS logs no ERROR (a bug logs "Unexpected error occurred")
       const errors = logs.split('\n').filter((l) => l.includes('"level":"ERROR"'));
       if (errors.length > 0) problem(`${name} logged ERROR: ${errors.slice(0, 3).join(' | ').slice(0, 1000)}`);
-      return { image, sizeBytes: await imageSize(engine, image), startToPortMs: port, startToHeartbeatMs: beat, pidInContainer, sigtermToExitMs: s.ms, exitCode: s.exitCode };
+      return { image, sizeBytes: await imageSize(engine, image), startToPortMs: port, startToHeartbeatMs: beat, pidInContainer, uid, sigtermToExitMs: s.ms, exitCode: s.exitCode };
     };
     report.sidecar = await figures(names.sidecar, opts.sidecarImage, sPort, sBeat);
     report.batcher = await figures(names.batcher, opts.batcherImage, bPort, bBeat);

@@ -66,18 +66,19 @@ export async function runFlags(engine: Engine, image: string, node: string): Pro
   throw new Error(`${engine} cannot run ${image}: ${first.stderr.trim()}${second ? ` | with ${fallback.join(' ')}: ${second.stderr.trim()}` : ''}`);
 }
 
-/** The host pid of a running container's PID 1, and what that process sees as its own pid (NSpid's last field). */
-export async function pidOne(engine: Engine, name: string): Promise<{ hostPid: number; pidInContainer: number | null }> {
+/** A running container's PID 1 as the host sees it: host pid, its pid inside the container (NSpid's last field), uid. */
+export async function pidOne(engine: Engine, name: string): Promise<{ hostPid: number; pidInContainer: number | null; uid: number | null }> {
   const r = await engineCall(engine, ['inspect', '--format', '{{.State.Pid}}', name], 20_000);
   const hostPid = Number(r.stdout.trim());
-  let pidInContainer: number | null = null;
+  let status = '';
   try {
-    const ns = /^NSpid:\s*(.*)$/m.exec(readFileSync(`/proc/${hostPid}/status`, 'utf8'))?.[1]?.trim().split(/\s+/);
-    pidInContainer = ns ? Number(ns[ns.length - 1]) : null;
+    status = readFileSync(`/proc/${hostPid}/status`, 'utf8');
   } catch {
     // a remote daemon: the host's /proc does not have it
   }
-  return { hostPid, pidInContainer };
+  const ns = /^NSpid:\s*(.*)$/m.exec(status)?.[1]?.trim().split(/\s+/);
+  const uid = /^Uid:\s*(\d+)/m.exec(status)?.[1];
+  return { hostPid, pidInContainer: ns ? Number(ns[ns.length - 1]) : null, uid: uid === undefined ? null : Number(uid) };
 }
 
 export interface ExitState {

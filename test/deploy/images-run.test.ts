@@ -123,6 +123,7 @@ const engine = engineWithImages();
     for (const c of [report.batcher, report.sidecar]) {
       expect(c).not.toBeNull();
       expect(c!.pidInContainer).toBe(1);
+      expect(c!.uid).toBe(65532);
       // `stop --time 2` sends SIGTERM and SIGKILLs after 2 s: exit code 0 means node stopped by itself in time
       expect(c!.exitCode).toBe(0);
     }
