@@ -277,6 +277,12 @@ describe('dockerfile helpers', () => {
       { op: 'RUN', args: 'x y' },
     ]);
   });
+  it('.dockerignore is an allowlist: host builds, tests, the simulator and credential files stay out of the context', () => {
+    for (const rel of ['node_modules', 'shared/dist', '.npmrc', '.env', 'test/deploy/images.test.ts', 'docs', 'cfs-sim/src/main.ts', 'scripts']) {
+      expect([rel, dockerIgnored(ignorePatterns, rel)]).toEqual([rel, true]);
+    }
+    expect(dockerIgnored(ignorePatterns, 'cfs-sim/package.json')).toBe(false);
+  });
   it('applies .dockerignore patterns', () => {
     expect(dockerIgnored(['**/dist'], 'batcher/dist')).toBe(true);
     expect(dockerIgnored(['**/dist'], 'batcher/src')).toBe(false);
