@@ -86,7 +86,9 @@ export function tuningFromEnv(env: Env): Tuning {
     sendMaxPerPhase: envInt(env, 'BATCHER_SEND_MAX_PER_PHASE', 100, 1, 10_000),
   };
   if (t.cfsWaitMaxMs < t.cfsWaitInitialMs) {
-    throw new ConfigError(`BATCHER_CFS_WAIT_MAX_MS=${t.cfsWaitMaxMs} is below BATCHER_CFS_WAIT_INITIAL_MS=${t.cfsWaitInitialMs}`);
+    throw new ConfigError(
+      `BATCHER_CFS_WAIT_MAX_MS=${t.cfsWaitMaxMs} is below BATCHER_CFS_WAIT_INITIAL_MS=${t.cfsWaitInitialMs}`,
+    );
   }
   if (t.createRetryMaxMs < t.createRetryInitialMs) {
     throw new ConfigError(

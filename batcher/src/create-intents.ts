@@ -7,7 +7,13 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { errorMessage } from '@cfs-batcher/shared';
-import { INTENTS_FILE, parseIntents, serializeIntents, type CreateIntent, type IntentsParse } from './rules/create-intents';
+import {
+  INTENTS_FILE,
+  parseIntents,
+  serializeIntents,
+  type CreateIntent,
+  type IntentsParse,
+} from './rules/create-intents';
 
 /** The intents file beside a heartbeat file (undefined: memory only, e.g. tests without a volume). */
 export function intentsPathFor(heartbeatPath: string | undefined): string | undefined {

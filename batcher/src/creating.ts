@@ -57,7 +57,12 @@ export function noteAttempt(t: CreatingTrack, now: number, what: string, err?: u
     return;
   }
   const state = e.kind === 'http' || e.kind === 'invalid-response' ? 'cfs_refusing' : 'cfs_timeout';
-  const how = e.kind === 'http' ? `answered ${e.status ?? '?'}` : e.kind === 'invalid-response' ? 'answered nonsense' : `failed (${e.kind})`;
+  const how =
+    e.kind === 'http'
+      ? `answered ${e.status ?? '?'}`
+      : e.kind === 'invalid-response'
+        ? 'answered nonsense'
+        : `failed (${e.kind})`;
   const line = `${what} ${how}`;
   t.trouble[kind] = { state, what: line, count: was?.what === line ? was.count + 1 : 1, since: was?.since ?? now };
 }
@@ -83,16 +88,25 @@ export interface CreatingView {
 /** Pure: the state line, most binding cause first. */
 export function creatingView(s: BatcherState, now: number): CreatingView {
   const next = nextAttempt(s, now);
-  if (s.options.batcher_disable) return { state: 'disabled', reason: 'batcher_disable is true in the CFS options', nextAttemptAt: null };
+  if (s.options.batcher_disable)
+    return { state: 'disabled', reason: 'batcher_disable is true in the CFS options', nextAttemptAt: null };
   if (isBackingOff(s.backoff, now)) {
-    return { state: 'backoff', reason: `the 20 most recent sessions failed; creation halted for ${s.backoff.currentS} s`, nextAttemptAt: backoffUntil(s.backoff, now) };
+    return {
+      state: 'backoff',
+      reason: `the 20 most recent sessions failed; creation halted for ${s.backoff.currentS} s`,
+      nextAttemptAt: backoffUntil(s.backoff, now),
+    };
   }
   const t = s.creating.trouble.create ?? (s.completions.size > 0 ? s.creating.trouble.patch : null);
-  if (t !== null) return { state: t.state, reason: `${t.what} (${t.count} time${t.count === 1 ? '' : 's'})`, nextAttemptAt: next };
+  if (t !== null)
+    return { state: t.state, reason: `${t.what} (${t.count} time${t.count === 1 ? '' : 's'})`, nextAttemptAt: next };
   const uncertain = s.book.count('uncertain');
-  if (uncertain > 0) return { state: 'uncertain', reason: `${uncertain} session creates with an unknown outcome`, nextAttemptAt: next };
-  if (s.pacing.limited !== null) return { state: 'paced', reason: s.pacing.limited.reason, nextAttemptAt: s.pacing.limited.until ?? next };
-  if (s.book.count('queued') === 0 && s.completions.size === 0) return { state: 'idle', reason: 'nothing to send', nextAttemptAt: null };
+  if (uncertain > 0)
+    return { state: 'uncertain', reason: `${uncertain} session creates with an unknown outcome`, nextAttemptAt: next };
+  if (s.pacing.limited !== null)
+    return { state: 'paced', reason: s.pacing.limited.reason, nextAttemptAt: s.pacing.limited.until ?? next };
+  if (s.book.count('queued') === 0 && s.completions.size === 0)
+    return { state: 'idle', reason: 'nothing to send', nextAttemptAt: null };
   return { state: 'ok', reason: 'creating sessions as batches fill', nextAttemptAt: next };
 }
 
@@ -107,7 +121,12 @@ function nextAttempt(s: BatcherState, now: number): number | null {
 }
 
 /** The CFS port with creates, lookups and PATCHes recorded as attempts, and every answer as progress. */
-export function trackAttempts(c: CfsApi, t: CreatingTrack, now: () => number, onAnswer: () => void = () => undefined): CfsApi {
+export function trackAttempts(
+  c: CfsApi,
+  t: CreatingTrack,
+  now: () => number,
+  onAnswer: () => void = () => undefined,
+): CfsApi {
   const answered = (err?: unknown): void => {
     if (!(isCfsError(err) && err.kind === 'aborted')) {
       noteCfsAnswer(t, now());

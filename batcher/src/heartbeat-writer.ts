@@ -26,7 +26,15 @@ const JUMP_MS = 1000;
 
 export type HeartbeatBody = Omit<
   Heartbeat,
-  'format' | 'instance_id' | 'pid' | 'started_at_ms' | 'written_at_ms' | 'sequence' | 'phase' | 'phase_started_at_ms' | 'phase_is_wait'
+  | 'format'
+  | 'instance_id'
+  | 'pid'
+  | 'started_at_ms'
+  | 'written_at_ms'
+  | 'sequence'
+  | 'phase'
+  | 'phase_started_at_ms'
+  | 'phase_is_wait'
 >;
 
 export class HeartbeatWriter {

@@ -11,5 +11,8 @@ export const logOptions = getLogger('batcher.cfs.options');
 /** One ERROR line in the original's words; an aborted call (we are stopping) is not an error. */
 export function logCfsError(log: Logger, err: unknown): void {
   if (isCfsError(err) && err.kind === 'aborted') return;
-  log.error(cfsErrorLine(err), isCfsError(err) ? { kind: err.kind, status: err.status, route: err.route, method: err.method } : {});
+  log.error(
+    cfsErrorLine(err),
+    isCfsError(err) ? { kind: err.kind, status: err.status, route: err.route, method: err.method } : {},
+  );
 }

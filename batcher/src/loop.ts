@@ -12,7 +12,15 @@ import { errorMessage, isCfsError, withSpan, type Phase } from '@cfs-batcher/sha
 import { monotonicClock, wallNow, wallOffset } from './clock';
 import { DEFAULT_TUNING, type Tuning } from './config';
 import { trackAttempts } from './creating';
-import { realSleep, type CfsApi, type Clock, type PhaseContext, type PhaseStep, type Phases, type Sleep } from './context';
+import {
+  realSleep,
+  type CfsApi,
+  type Clock,
+  type PhaseContext,
+  type PhaseStep,
+  type Phases,
+  type Sleep,
+} from './context';
 import { CreateIntentStore, intentsPathFor } from './create-intents';
 import { HeartbeatWriter } from './heartbeat-writer';
 import { logBatch, logCfsError, logComponents, logMain, logOptions, logSessions } from './log';
@@ -77,10 +85,22 @@ const PHASE_LOGGER: Partial<Record<Phase, typeof logMain>> = {
 };
 
 /** The heartbeat writer over a state: its body is read from the state at each write (wall-clock epoch fields). */
-export function stateHeartbeat(path: string | undefined, clock: Clock, state: BatcherState, metrics: BatcherMetrics): HeartbeatWriter {
+export function stateHeartbeat(
+  path: string | undefined,
+  clock: Clock,
+  state: BatcherState,
+  metrics: BatcherMetrics,
+): HeartbeatWriter {
   const wall = () => wallNow(clock);
   const body = () => heartbeatBody(state, clock.now(), wallOffset(clock));
-  return new HeartbeatWriter(path, wall, clock.now(), body, () => metrics.heartbeatWriteFailures.inc(), () => clock.now());
+  return new HeartbeatWriter(
+    path,
+    wall,
+    clock.now(),
+    body,
+    () => metrics.heartbeatWriteFailures.inc(),
+    () => clock.now(),
+  );
 }
 
 export function createBatcher(deps: BatcherDeps): Batcher {
@@ -95,7 +115,12 @@ export function createBatcher(deps: BatcherDeps): Batcher {
   const ctx: PhaseContext = {
     state,
     // Creates, lookups and PATCHes are recorded as attempts, every answer as progress (and a throttled stamp).
-    client: trackAttempts(deps.client, state.creating, () => clock.now(), () => heartbeat.progress()),
+    client: trackAttempts(
+      deps.client,
+      state.creating,
+      () => clock.now(),
+      () => heartbeat.progress(),
+    ),
     metrics,
     tuning,
     clock,
@@ -130,7 +155,10 @@ export function createBatcher(deps: BatcherDeps): Batcher {
       state.cfsLastSuccess = clock.now();
     } catch (err) {
       if (!isCfsError(err)) {
-        logMain.error('Unexpected error occurred', { stack: err instanceof Error ? err.stack : undefined, error: errorMessage(err) });
+        logMain.error('Unexpected error occurred', {
+          stack: err instanceof Error ? err.stack : undefined,
+          error: errorMessage(err),
+        });
         finishCycle(start, 'error', err);
         await heartbeat.stamp();
         throw err;
@@ -213,7 +241,10 @@ export function createBatcher(deps: BatcherDeps): Batcher {
         const delay = Math.round(cfsDelay * (0.5 + random() / 2));
         // Doubling, but never past one check interval: a few requests per interval cannot flood CFS, and the
         // batcher resumes within one cycle of CFS coming back.
-        const cap = Math.max(tuning.cfsWaitInitialMs, Math.min(tuning.cfsWaitMaxMs, state.options.batcher_check_interval * 1000));
+        const cap = Math.max(
+          tuning.cfsWaitInitialMs,
+          Math.min(tuning.cfsWaitMaxMs, state.options.batcher_check_interval * 1000),
+        );
         cfsDelay = Math.min(cap, cfsDelay * 2);
         await wait('waiting_for_cfs', delay, signal);
         continue;

@@ -4,7 +4,14 @@ import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { listen } from '@cfs-batcher/shared';
 
-export const CREATE_FAILURE_REASONS = ['http_400', 'http_409', 'http_5xx', 'timeout', 'unreachable', 'invalid'] as const;
+export const CREATE_FAILURE_REASONS = [
+  'http_400',
+  'http_409',
+  'http_5xx',
+  'timeout',
+  'unreachable',
+  'invalid',
+] as const;
 export type CreateFailureReason = (typeof CREATE_FAILURE_REASONS)[number];
 export const COMPLETION_RESULTS = ['succeeded', 'failed', 'deleted', 'pending_timeout'] as const;
 export type CompletionResult = (typeof COMPLETION_RESULTS)[number];
@@ -56,11 +63,21 @@ export function createMetrics(opts: { version?: string; defaultMetrics?: boolean
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers,
   });
-  const buildInfo = new Gauge({ name: 'cfs_batcher_build_info', help: 'Build information', labelNames: ['version'] as const, registers });
+  const buildInfo = new Gauge({
+    name: 'cfs_batcher_build_info',
+    help: 'Build information',
+    labelNames: ['version'] as const,
+    registers,
+  });
   buildInfo.set({ version: opts.version ?? '0.1.0' }, 1);
   const metrics: BatcherMetrics = {
     registry,
-    cycles: new Counter({ name: 'cfs_batcher_cycles_total', help: 'Main-loop cycles', labelNames: ['outcome'] as const, registers }),
+    cycles: new Counter({
+      name: 'cfs_batcher_cycles_total',
+      help: 'Main-loop cycles',
+      labelNames: ['outcome'] as const,
+      registers,
+    }),
     cycleDuration: new Histogram({
       name: 'cfs_batcher_cycle_duration_seconds',
       help: 'Main-loop cycle duration',
@@ -85,15 +102,28 @@ export function createMetrics(opts: { version?: string; defaultMetrics?: boolean
       labelNames: ['result'] as const,
       registers,
     }),
-    batches: new Gauge({ name: 'cfs_batcher_batches', help: 'Batches by state', labelNames: ['state'] as const, registers }),
-    pendingComponents: new Gauge({ name: 'cfs_batcher_pending_components', help: 'Schedulable pending components seen in the last collection', registers }),
+    batches: new Gauge({
+      name: 'cfs_batcher_batches',
+      help: 'Batches by state',
+      labelNames: ['state'] as const,
+      registers,
+    }),
+    pendingComponents: new Gauge({
+      name: 'cfs_batcher_pending_components',
+      help: 'Schedulable pending components seen in the last collection',
+      registers,
+    }),
     invalidRecords: new Counter({
       name: 'cfs_batcher_invalid_records_total',
       help: 'Records from CFS that were rejected',
       labelNames: ['kind'] as const,
       registers,
     }),
-    backoffSeconds: new Gauge({ name: 'cfs_batcher_backoff_seconds', help: 'Current session-creation backoff', registers }),
+    backoffSeconds: new Gauge({
+      name: 'cfs_batcher_backoff_seconds',
+      help: 'Current session-creation backoff',
+      registers,
+    }),
     disabled: new Gauge({ name: 'cfs_batcher_disabled', help: '1 while batcher_disable is true', registers }),
     pendingSessions: new Gauge({
       name: 'cfs_batcher_pending_sessions',

@@ -11,7 +11,11 @@ import { parseOptions, type BatcherOptions } from './rules/options';
 import type { BatcherState } from './state';
 
 /** One GET /v3/options: what changed that should end the sleep, or null. A CFS error waits for the cycle. */
-export async function optionsChange(client: CfsApi, have: BatcherOptions, signal?: AbortSignal): Promise<string | null> {
+export async function optionsChange(
+  client: CfsApi,
+  have: BatcherOptions,
+  signal?: AbortSignal,
+): Promise<string | null> {
   let raw: unknown;
   try {
     raw = await client.getOptions({ signal });
@@ -23,7 +27,8 @@ export async function optionsChange(client: CfsApi, have: BatcherOptions, signal
   if (seen.batcher_check_interval < have.batcher_check_interval) {
     return `batcher_check_interval changed from ${have.batcher_check_interval} to ${seen.batcher_check_interval}`;
   }
-  if (seen.batcher_disable !== have.batcher_disable) return `batcher_disable changed to ${String(seen.batcher_disable)}`;
+  if (seen.batcher_disable !== have.batcher_disable)
+    return `batcher_disable changed to ${String(seen.batcher_disable)}`;
   return null;
 }
 

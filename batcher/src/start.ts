@@ -72,7 +72,8 @@ async function main(opts: StartOptions): Promise<void> {
     },
   });
   // A port already in use rejects with node's listen error: one EADDRINUSE line naming the port, exit 1.
-  const server: Server | undefined = config.metricsPort > 0 ? await serveMetrics(metrics.registry, config.metricsPort) : undefined;
+  const server: Server | undefined =
+    config.metricsPort > 0 ? await serveMetrics(metrics.registry, config.metricsPort) : undefined;
   const phases = opts.wrapPhases ? opts.wrapPhases(PHASES) : PHASES;
   const intents = new CreateIntentStore(intentsPathFor(config.heartbeatPath));
   const batcher = createBatcher({ client, state, heartbeat, metrics, clock, tuning: config.tuning, phases, intents });
@@ -81,7 +82,10 @@ async function main(opts: StartOptions): Promise<void> {
     if (ac.signal.aborted) return;
     log.info(`Received ${signal}; stopping`);
     ac.abort();
-    setTimeout(() => fatal('stop deadline', new Error(`did not stop within ${STOP_DEADLINE_MS} ms`)), STOP_DEADLINE_MS).unref();
+    setTimeout(
+      () => fatal('stop deadline', new Error(`did not stop within ${STOP_DEADLINE_MS} ms`)),
+      STOP_DEADLINE_MS,
+    ).unref();
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));

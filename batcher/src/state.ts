@@ -92,7 +92,10 @@ export function newState(retry?: RetryPolicy & Partial<PacingCaps>): BatcherStat
     cycleCompleted: 0,
     creating: initialCreating(),
     pacing: initialPacing(),
-    pacingCaps: { pendingSessionsCap: retry?.pendingSessionsCap ?? 0, createsPerMinuteCap: retry?.createsPerMinuteCap ?? 0 },
+    pacingCaps: {
+      pendingSessionsCap: retry?.pendingSessionsCap ?? 0,
+      createsPerMinuteCap: retry?.createsPerMinuteCap ?? 0,
+    },
     completions: new Map(),
     nextCycleAt: null,
     disableSeen: false,

@@ -26,7 +26,8 @@ export function deepMerge(target: Dict, patch: Dict): Dict {
 export function setAutoFields(patch: ComponentInput, nowMs: number): ComponentInput {
   const out: ComponentInput = { ...patch };
   if (out.state) out.state = out.state.map((l) => (l.last_updated ? l : { ...l, last_updated: utcStamp(nowMs) }));
-  const resetsDesired = 'desired_config' in out || 'desired_state' in out || (Array.isArray(out.state) && out.state.length === 0);
+  const resetsDesired =
+    'desired_config' in out || 'desired_state' in out || (Array.isArray(out.state) && out.state.length === 0);
   if (out.error_count === undefined && resetsDesired) out.error_count = 0;
   return out;
 }
@@ -39,7 +40,11 @@ export function splitCommitSuffix(commit: string, status: string | undefined): {
 }
 
 /** _state_append_handler: drop every layer with the same clone_url+playbook, append the new one last. */
-export function appendState(state: unknown, append: NonNullable<ComponentInput['state_append']>, nowMs: number): StateLayer[] {
+export function appendState(
+  state: unknown,
+  append: NonNullable<ComponentInput['state_append']>,
+  nowMs: number,
+): StateLayer[] {
   const base = Array.isArray(state) ? (state as StateLayer[]) : [];
   const { commit, status } = splitCommitSuffix(append.commit, append.status);
   const layer: StateLayer = {
@@ -54,7 +59,13 @@ export function appendState(state: unknown, append: NonNullable<ComponentInput['
 }
 
 function sameLayer(a: StateLayer, b: StateLayer): boolean {
-  return a.clone_url === b.clone_url && a.playbook === b.playbook && a.commit === b.commit && a.status === b.status && a.session_name === b.session_name;
+  return (
+    a.clone_url === b.clone_url &&
+    a.playbook === b.playbook &&
+    a.commit === b.commit &&
+    a.status === b.status &&
+    a.session_name === b.session_name
+  );
 }
 
 /** Full PATCH semantics; returns the new stored record (no computed fields). */
@@ -73,7 +84,8 @@ export function applyComponentPatch(stored: Component, rawPatch: ComponentInput,
       return prev ? { ...l, last_updated: prev.last_updated } : l;
     });
   }
-  if (rest.state) next.state = next.state!.map((l) => ({ ...l, status: l.status ?? 'applied', session_name: l.session_name ?? '' }));
+  if (rest.state)
+    next.state = next.state!.map((l) => ({ ...l, status: l.status ?? 'applied', session_name: l.session_name ?? '' }));
   if (append) next = { ...next, state: appendState(next.state, append, nowMs) };
   if (next.tags) next.tags = Object.fromEntries(Object.entries(next.tags).filter(([, v]) => v !== ''));
   return next;
@@ -81,5 +93,9 @@ export function applyComponentPatch(stored: Component, rawPatch: ComponentInput,
 
 /** PUT semantics: the body replaces the record (auto fields still apply). */
 export function replaceComponent(id: string, body: ComponentInput, nowMs: number): Component {
-  return applyComponentPatch({ id, desired_config: '', state: [], error_count: 0, enabled: true, tags: {} } as Component, { ...body, id }, nowMs);
+  return applyComponentPatch(
+    { id, desired_config: '', state: [], error_count: 0, enabled: true, tags: {} } as Component,
+    { ...body, id },
+    nowMs,
+  );
 }

@@ -15,7 +15,12 @@ export interface ViewFlags {
 }
 
 /** A component as a read returns it: computed configuration_status, optional desired_state and logs. */
-export function componentView(state: SimState, comp: Component, flags: ViewFlags, status?: ReturnType<typeof computeStatus>): Record<string, unknown> {
+export function componentView(
+  state: SimState,
+  comp: Component,
+  flags: ViewFlags,
+  status?: ReturnType<typeof computeStatus>,
+): Record<string, unknown> {
   const opts = state.effectiveOptions();
   const config = comp.desired_config ? state.configurations.get(comp.desired_config) : undefined;
   const computed = status ?? computeStatus(comp, config, opts);
@@ -64,7 +69,10 @@ function pageSize(state: SimState): number {
 }
 
 /** Predicate for the filters shared by GET list and bulk PATCH; status is computed per read. */
-function makeMatcher(state: SimState, f: { status: string; enabled: boolean | null; config_name: string; tags: Record<string, string> }) {
+function makeMatcher(
+  state: SimState,
+  f: { status: string; enabled: boolean | null; config_name: string; tags: Record<string, string> },
+) {
   const opts = state.effectiveOptions();
   return (comp: Component): ReturnType<typeof computeStatus> | undefined => {
     if (f.enabled !== null && comp.enabled !== f.enabled) return undefined;
@@ -83,7 +91,10 @@ function candidateKeys(state: SimState, ids: string): readonly string[] {
   return Array.from(new Set(ids.split(',').filter((id) => id !== '' && state.components.has(id)))).sort();
 }
 
-export function listComponents(state: SimState, rawQuery: Record<string, unknown>): { components: unknown[]; next: ComponentQuery | null } {
+export function listComponents(
+  state: SimState,
+  rawQuery: Record<string, unknown>,
+): { components: unknown[]; next: ComponentQuery | null } {
   const q = parseComponentQuery(rawQuery, pageSize(state));
   const matcher = makeMatcher(state, { ...q, tags: parseTags(q.tags) });
   const flags = { stateDetails: q.state_details, configDetails: q.config_details };

@@ -17,7 +17,13 @@ export function fakeCommit(repo: string, branch: string): string {
   return createHash('sha1').update(`${repo}#${branch}`).digest('hex');
 }
 
-export function putConfiguration(state: SimState, name: string, body: unknown, rawQuery: Record<string, unknown>, nowMs: number): Configuration {
+export function putConfiguration(
+  state: SimState,
+  name: string,
+  body: unknown,
+  rawQuery: Record<string, unknown>,
+  nowMs: number,
+): Configuration {
   const input = parseBody(configurationInput, body);
   const dropBranches = parseBool(qstr(rawQuery, 'drop_branches'), 'drop_branches') ?? false;
   const layers = (input.layers ?? []).map((l) => {
@@ -30,7 +36,11 @@ export function putConfiguration(state: SimState, name: string, body: unknown, r
   for (const l of layers) {
     const key = `${l.clone_url ?? l.source ?? ''}\u0000${l.playbook}`;
     if (seen.has(key)) {
-      throw new ProblemError(400, 'Error with conflicting layers', `Two layers use the same repository and playbook (${l.clone_url ?? l.source}, ${l.playbook})`);
+      throw new ProblemError(
+        400,
+        'Error with conflicting layers',
+        `Two layers use the same repository and playbook (${l.clone_url ?? l.source}, ${l.playbook})`,
+      );
     }
     seen.add(key);
   }
@@ -60,5 +70,8 @@ export function listConfigurations(state: SimState, rawQuery: Record<string, unk
     if (used && used.has(name) !== inUse) return undefined;
     return state.configurations.get(name);
   });
-  return { configurations: page.items, next: page.nextAfter === null ? null : { limit, after_id: page.nextAfter, in_use: inUse } };
+  return {
+    configurations: page.items,
+    next: page.nextAfter === null ? null : { limit, after_id: page.nextAfter, in_use: inUse },
+  };
 }

@@ -12,7 +12,6 @@ export interface ControlDeps extends SimDeps {
   startOutage: (durationMs: number) => Promise<void>;
 }
 
-
 const operatorCommand = z.strictObject({
   pause: z.boolean().optional(),
   pendingMs: z.number().int().min(0).optional(),
@@ -24,12 +23,17 @@ const operatorCommand = z.strictObject({
   vanish: z.string().optional(),
   clearOutcomes: z.boolean().optional(),
   componentOutcomes: z.record(z.string(), outcome).optional(),
-  layerOutcomes: z.array(z.strictObject({ configuration: z.string(), layer: z.number().int().min(0).optional(), outcome })).optional(),
+  layerOutcomes: z
+    .array(z.strictObject({ configuration: z.string(), layer: z.number().int().min(0).optional(), outcome }))
+    .optional(),
   sessionModes: z.array(sessionModeRuleSchema).optional(),
 });
 
 function bad(res: Response, detail: string): void {
-  res.status(400).type('application/problem+json').send(JSON.stringify(problemBody(400, 'Bad Request', detail)));
+  res
+    .status(400)
+    .type('application/problem+json')
+    .send(JSON.stringify(problemBody(400, 'Bad Request', detail)));
 }
 
 function issues(err: z.ZodError): string {
@@ -61,7 +65,11 @@ export function controlRouter(deps: ControlDeps): express.Router {
     res.status(204).end();
   });
 
-  r.get('/operator', (_req, res) => void res.json({ settings: operator.settings, paused: operator.paused, active: operator.activeSessions() }));
+  r.get(
+    '/operator',
+    (_req, res) =>
+      void res.json({ settings: operator.settings, paused: operator.paused, active: operator.activeSessions() }),
+  );
   r.post('/operator', (req, res) => {
     const parsed = operatorCommand.safeParse(req.body ?? {});
     if (!parsed.success) return bad(res, issues(parsed.error));
@@ -80,7 +88,10 @@ export function controlRouter(deps: ControlDeps): express.Router {
     res.json({ settings: operator.settings, paused: operator.paused, moved, active: operator.activeSessions() });
   });
 
-  r.get('/sessions-history', (_req, res) => void res.json({ sessions: history.all(), overlaps: history.overlappingSessions() }));
+  r.get(
+    '/sessions-history',
+    (_req, res) => void res.json({ sessions: history.all(), overlaps: history.overlappingSessions() }),
+  );
 
   r.post('/outage', (req, res) => {
     const ms = Number((req.body as { durationMs?: unknown } | undefined)?.durationMs ?? 1000);
@@ -92,7 +103,10 @@ export function controlRouter(deps: ControlDeps): express.Router {
 
   r.post('/generate', (req, res) => {
     const parsed = z
-      .strictObject({ components: z.number().int().min(0).max(200_000), configurations: z.number().int().min(1).max(100).optional() })
+      .strictObject({
+        components: z.number().int().min(0).max(200_000),
+        configurations: z.number().int().min(1).max(100).optional(),
+      })
       .safeParse(req.body ?? {});
     if (!parsed.success) return bad(res, issues(parsed.error));
     const inv = generateInventory(parsed.data);

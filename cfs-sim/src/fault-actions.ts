@@ -14,7 +14,10 @@ const HTML_PAGE = '<html><head><title>Error</title></head><body><h1>Service Unav
 /** Answers with the fault's status and body (problem+json by default). */
 function sendStatus(req: Request, res: Response, action: Action<'status'> | Action<'invalid-json'>): void {
   if (action.type === 'invalid-json') {
-    res.status(action.status ?? 200).type('application/json').send('{"components": [{"id": "x1000c0s0b0n0", ');
+    res
+      .status(action.status ?? 200)
+      .type('application/json')
+      .send('{"components": [{"id": "x1000c0s0b0n0", ');
     return;
   }
   const body = action.body ?? 'problem';
@@ -22,11 +25,17 @@ function sendStatus(req: Request, res: Response, action: Action<'status'> | Acti
     res.status(action.status).end();
   } else if (body === 'problem') {
     const detail = action.detail ?? `fault injected for ${req.method} ${req.path}`;
-    res.status(action.status).type('application/problem+json').send(JSON.stringify(problemBody(action.status, action.title ?? 'Injected fault', detail)));
+    res
+      .status(action.status)
+      .type('application/problem+json')
+      .send(JSON.stringify(problemBody(action.status, action.title ?? 'Injected fault', detail)));
   } else if (body === 'html') {
     res.status(action.status).type('text/html').send(HTML_PAGE);
   } else {
-    res.status(action.status).type('application/json').send(JSON.stringify(body === 'null' ? null : body));
+    res
+      .status(action.status)
+      .type('application/json')
+      .send(JSON.stringify(body === 'null' ? null : body));
   }
 }
 
@@ -111,7 +120,8 @@ export function faultMiddleware(reg: FaultRegistry) {
     if (!picked) return next();
     const { action } = picked;
     res.locals.fault = action.type;
-    res.locals.faultPhase = action.type === 'omit-keys' ? 'after' : action.type === 'late-commit' ? 'late' : picked.phase;
+    res.locals.faultPhase =
+      action.type === 'omit-keys' ? 'after' : action.type === 'late-commit' ? 'late' : picked.phase;
     if (action.type === 'late-commit') {
       res.locals.lateCommit = action;
       return next();

@@ -31,7 +31,11 @@ export const faultActionSchema = z.discriminatedUnion('type', [
    * 'hang' (default: no answer ever), 'reset' (socket reset once the body is read), 'answer' (the real answer at
    * commit, if it still waits).
    */
-  z.strictObject({ type: z.literal('late-commit'), ms: z.number().int().min(0), client: z.enum(['hang', 'reset', 'answer']).optional() }),
+  z.strictObject({
+    type: z.literal('late-commit'),
+    ms: z.number().int().min(0),
+    client: z.enum(['hang', 'reset', 'answer']).optional(),
+  }),
 ]);
 export type FaultAction = z.infer<typeof faultActionSchema>;
 export type FaultPhase = 'before' | 'after';
@@ -108,7 +112,9 @@ function toMs(v: number | string | undefined, fallback: number): number {
 export function pathPattern(pattern: string): RegExp {
   const re = pattern
     .split(/(\{[^}]+\}|\*)/)
-    .map((part) => (part === '*' ? '.*' : /^\{[^}]+\}$/.test(part) ? '[^/]+' : part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')))
+    .map((part) =>
+      part === '*' ? '.*' : /^\{[^}]+\}$/.test(part) ? '[^/]+' : part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'),
+    )
     .join('');
   return new RegExp(`^${re}$`);
 }
@@ -124,7 +130,8 @@ function compile(input: z.infer<typeof faultRuleSchema>, id: string, nowMs: numb
     } else path = pathPattern(input.match.trim());
   } else {
     method = (input.match.method ?? '*').toUpperCase();
-    path = input.match.pathRegex !== undefined ? new RegExp(input.match.pathRegex) : pathPattern(input.match.path ?? '*');
+    path =
+      input.match.pathRegex !== undefined ? new RegExp(input.match.pathRegex) : pathPattern(input.match.path ?? '*');
   }
   const scope = input.scope ?? {};
   const from = toMs(scope.from, -Infinity);
@@ -147,7 +154,9 @@ export class FaultRegistry {
   add(rule: FaultRuleInput): string {
     const parsed = faultRuleSchema.safeParse(rule);
     if (!parsed.success) {
-      throw new Error(`invalid fault rule: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(rule)'}: ${i.message}`).join('; ')}`);
+      throw new Error(
+        `invalid fault rule: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(rule)'}: ${i.message}`).join('; ')}`,
+      );
     }
     const id = parsed.data.id ?? `fault-${this.nextId++}`;
     this.rules.push(compile(parsed.data, id, this.now()));
@@ -181,7 +190,9 @@ export class FaultRegistry {
   /** Finds the rule that fires for this request (and counts it), dropping used-up or expired rules. */
   pick(method: string, path: string): PickedFault | undefined {
     const nowMs = this.now();
-    this.rules = this.rules.filter((r) => nowMs <= r.until && !(r.input.scope?.times !== undefined && r.fired >= r.input.scope.times));
+    this.rules = this.rules.filter(
+      (r) => nowMs <= r.until && !(r.input.scope?.times !== undefined && r.fired >= r.input.scope.times),
+    );
     for (const r of this.rules) {
       if ((r.method !== '*' && r.method !== method) || !r.path.test(path)) continue;
       if (nowMs < r.from) continue;

@@ -18,7 +18,13 @@ export interface Inventory {
   configurations: Configuration[];
 }
 
-const REPOS = ['cos-config-management', 'uss-config-management', 'slingshot-host-software', 'sma-config-management', 'csm-config-management'];
+const REPOS = [
+  'cos-config-management',
+  'uss-config-management',
+  'slingshot-host-software',
+  'sma-config-management',
+  'csm-config-management',
+];
 
 function sha(text: string): string {
   return createHash('sha1').update(text).digest('hex');
@@ -56,7 +62,11 @@ export function generateConfigurations(count: number, layers: number, prefix = '
 }
 
 export function generateInventory(opts: GenerateOptions): Inventory {
-  const configurations = generateConfigurations(opts.configurations ?? 3, opts.layersPerConfiguration ?? 2, opts.configPrefix);
+  const configurations = generateConfigurations(
+    opts.configurations ?? 3,
+    opts.layersPerConfiguration ?? 2,
+    opts.configPrefix,
+  );
   const tagged = Math.round((opts.taggedFraction ?? 0) * 100);
   const components: Component[] = [];
   for (let i = 0; i < opts.components; i++) {

@@ -72,7 +72,9 @@ export class SessionHistory {
     const e = this.entries.get(name);
     if (!e) return;
     Object.assign(e, patch);
-    const ended = patch.completed_ms !== undefined && patch.completed_ms !== null || (patch.deleted_ms !== undefined && patch.deleted_ms !== null);
+    const ended =
+      (patch.completed_ms !== undefined && patch.completed_ms !== null) ||
+      (patch.deleted_ms !== undefined && patch.deleted_ms !== null);
     if (ended && e.ended_seq === null) {
       e.ended_seq = ++this.seq;
       e.ended_ms = (patch.completed_ms ?? patch.deleted_ms) as number;
@@ -93,7 +95,9 @@ export class SessionHistory {
 
   /** Sessions active (created, not complete, not deleted) at `t`. */
   activeAt(t: number): HistoryEntry[] {
-    return this.all().filter((e) => e.created_ms <= t && (e.completed_ms ?? Infinity) > t && (e.deleted_ms ?? Infinity) > t);
+    return this.all().filter(
+      (e) => e.created_ms <= t && (e.completed_ms ?? Infinity) > t && (e.deleted_ms ?? Infinity) > t,
+    );
   }
 
   /**

@@ -28,7 +28,8 @@ export function parseArgs(argv: string[]): Args {
       return v;
     };
     const int = (name: string, v: string, min: number, max: number): number => {
-      if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) throw new ConfigError(`${name}=${v} is not an integer in ${min}..${max}`);
+      if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max)
+        throw new ConfigError(`${name}=${v} is not an integer in ${min}..${max}`);
       return Number(v);
     };
     switch (flag) {
@@ -49,12 +50,15 @@ export function parseArgs(argv: string[]): Args {
         break;
       case '--transport': {
         const t = value(); // nodelay (default) | python: see transport.ts
-        if (!(TRANSPORTS as readonly string[]).includes(t)) throw new ConfigError(`--transport must be one of ${TRANSPORTS.join(', ')}, got '${t}'`);
+        if (!(TRANSPORTS as readonly string[]).includes(t))
+          throw new ConfigError(`--transport must be one of ${TRANSPORTS.join(', ')}, got '${t}'`);
         args.transport = t as Transport;
         break;
       }
       default:
-        throw new ConfigError(`unknown argument '${flag}' (usage: --port PORT [--host H] [--scenario FILE] [--generate N] [--validate] [--transport nodelay|python])`);
+        throw new ConfigError(
+          `unknown argument '${flag}' (usage: --port PORT [--host H] [--scenario FILE] [--generate N] [--validate] [--transport nodelay|python])`,
+        );
     }
   }
   return args;

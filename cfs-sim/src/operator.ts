@@ -26,7 +26,13 @@ export const HOST_OUTCOMES: readonly HostOutcome[] = ['ok', 'fail', 'skip', 'inc
  * stuck_pending (never leaves pending, job never set), hang_running (running forever).
  */
 export type SessionMode = 'normal' | 'clone_failure' | 'job_vanishes' | 'stuck_pending' | 'hang_running';
-export const SESSION_MODES: readonly SessionMode[] = ['normal', 'clone_failure', 'job_vanishes', 'stuck_pending', 'hang_running'];
+export const SESSION_MODES: readonly SessionMode[] = [
+  'normal',
+  'clone_failure',
+  'job_vanishes',
+  'stuck_pending',
+  'hang_running',
+];
 
 export interface SessionModeRule {
   mode: SessionMode;
@@ -49,7 +55,12 @@ export interface OperatorSettings {
   maxStartsPerSecond: number;
 }
 
-export const DEFAULT_OPERATOR_SETTINGS: OperatorSettings = { pendingMs: 200, runningMs: 500, tickMs: 20, maxStartsPerSecond: 0 };
+export const DEFAULT_OPERATOR_SETTINGS: OperatorSettings = {
+  pendingMs: 200,
+  runningMs: 500,
+  tickMs: 20,
+  maxStartsPerSecond: 0,
+};
 
 interface Active {
   mode: SessionMode;
@@ -134,7 +145,10 @@ export class SimOperator {
     const mode = this.pickMode(s);
     this.active.set(s.name, { mode, stage: 'pending', enteredMs: this.now() });
     const hosts = s.ansible.limit.split(',').filter((h) => h !== '');
-    this.history.record(s, mode, this.now(), { ...extra, members: extra.members ?? memberSnapshots(this.state, hosts) });
+    this.history.record(s, mode, this.now(), {
+      ...extra,
+      members: extra.members ?? memberSnapshots(this.state, hosts),
+    });
   }
 
   onDeleted(name: string): void {

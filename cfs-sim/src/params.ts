@@ -38,7 +38,8 @@ export function parseTags(raw: string | undefined): Record<string, string> {
   if (raw === undefined || raw === '') return tags;
   for (const pair of raw.split(',')) {
     const eq = pair.indexOf('=');
-    if (eq <= 0) throw ProblemError.badRequest(`Error parsing the tags provided: '${pair}' is not of the form key=value`);
+    if (eq <= 0)
+      throw ProblemError.badRequest(`Error parsing the tags provided: '${pair}' is not of the form key=value`);
     tags[pair.slice(0, eq)] = pair.slice(eq + 1);
   }
   return tags;

@@ -81,8 +81,12 @@ export const scenarioSchema = z.strictObject({
     .optional(),
   outcomes: z
     .strictObject({
-      components: z.array(z.strictObject({ id: z.string().min(1), layer: z.number().int().min(0).optional(), outcome })).optional(),
-      layers: z.array(z.strictObject({ configuration: z.string().min(1), layer: z.number().int().min(0).optional(), outcome })).optional(),
+      components: z
+        .array(z.strictObject({ id: z.string().min(1), layer: z.number().int().min(0).optional(), outcome }))
+        .optional(),
+      layers: z
+        .array(z.strictObject({ configuration: z.string().min(1), layer: z.number().int().min(0).optional(), outcome }))
+        .optional(),
       sessions: z.array(sessionModeRuleSchema).optional(),
     })
     .optional(),
@@ -117,7 +121,8 @@ export function parseScenario(data: unknown, source = '(inline)'): Scenario {
     if (!ids.has(o.id) && !sc.generate) fail(source, `outcomes.components.${i}.id`, `unknown component '${o.id}'`);
   });
   sc.outcomes?.layers?.forEach((o, i) => {
-    if (!configNames.has(o.configuration) && !sc.generate) fail(source, `outcomes.layers.${i}.configuration`, `unknown configuration '${o.configuration}'`);
+    if (!configNames.has(o.configuration) && !sc.generate)
+      fail(source, `outcomes.layers.${i}.configuration`, `unknown configuration '${o.configuration}'`);
   });
   return sc;
 }
@@ -146,7 +151,12 @@ export function scenarioInventory(sc: Scenario): { components: Component[]; conf
     ...gen.components,
     ...(sc.components ?? []).map((c) => ({
       ...c,
-      state: (c.state ?? []).map((l) => ({ status: 'applied', session_name: '', last_updated: '2024-01-10T13:37:52Z', ...l })),
+      state: (c.state ?? []).map((l) => ({
+        status: 'applied',
+        session_name: '',
+        last_updated: '2024-01-10T13:37:52Z',
+        ...l,
+      })),
     })),
   ];
   return { components, configurations };

@@ -16,7 +16,9 @@ export function sessionNotFound(name: string): ProblemError {
 }
 
 /** dynamic/repo take no groups; spec/image need groups; image members must be IMS ids (UUIDs). */
-export function checkTargetGroups(target: { definition?: string; groups?: Array<{ name: string; members: string[] }> | null } | undefined): string | null {
+export function checkTargetGroups(
+  target: { definition?: string; groups?: Array<{ name: string; members: string[] }> | null } | undefined,
+): string | null {
   const definition = target?.definition ?? 'dynamic';
   const groups = target?.groups ?? [];
   if ((definition === 'dynamic' || definition === 'repo') && groups.length > 0) {
@@ -52,7 +54,11 @@ export function createSession(state: SimState, body: unknown, nowMs: number): Se
       verbosity: input.ansible_verbosity ?? 0,
       passthrough: input.ansible_passthrough ?? '',
     },
-    target: { definition: input.target?.definition ?? 'dynamic', groups: input.target?.groups ?? [], image_map: input.target?.image_map ?? [] },
+    target: {
+      definition: input.target?.definition ?? 'dynamic',
+      groups: input.target?.groups ?? [],
+      image_map: input.target?.image_map ?? [],
+    },
     status: { artifacts: [], session: { start_time: localIsoSeconds(nowMs), status: 'pending', succeeded: 'none' } },
     tags: input.tags ?? {},
     debug_on_failure: input.debug_on_failure ?? false,
@@ -110,7 +116,11 @@ function parseSessionFilters(q: Record<string, unknown>, defaultStatus: SessionS
   };
 }
 
-export function listSessions(state: SimState, rawQuery: Record<string, unknown>, nowMs: number): { sessions: Session[]; next: SessionQuery | null } {
+export function listSessions(
+  state: SimState,
+  rawQuery: Record<string, unknown>,
+  nowMs: number,
+): { sessions: Session[]; next: SessionQuery | null } {
   const size = state.effectiveOptions().default_page_size;
   const q: SessionQuery = {
     ...parseSessionFilters(rawQuery),

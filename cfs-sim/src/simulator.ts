@@ -22,7 +22,9 @@ export interface SimulatorOptions {
   /** A scenario document or the path of a scenario file. */
   scenario?: Scenario | string;
   generate?: GenerateOptions;
-  operator?: Partial<Pick<OperatorSettings, 'pendingMs' | 'runningMs' | 'tickMs' | 'maxStartsPerSecond'>> & { paused?: boolean };
+  operator?: Partial<Pick<OperatorSettings, 'pendingMs' | 'runningMs' | 'tickMs' | 'maxStartsPerSecond'>> & {
+    paused?: boolean;
+  };
   /** How answers are written (transport.ts); wins over the scenario's server.transport. Default 'nodelay'. */
   transport?: Transport;
   /** Also listen on this port (0 = any) for tests: never faulted, counted or closed; wins over the scenario's. */
@@ -72,7 +74,8 @@ export function applyScenario(sc: Scenario, state: SimState, operator: SimOperat
     if (sc.operator.paused) operator.pause();
   }
   for (const o of sc.outcomes?.components ?? []) operator.setComponentOutcome(o.id, o.outcome as HostOutcome, o.layer);
-  for (const o of sc.outcomes?.layers ?? []) operator.setLayerOutcome(o.configuration, o.layer, o.outcome as HostOutcome);
+  for (const o of sc.outcomes?.layers ?? [])
+    operator.setLayerOutcome(o.configuration, o.layer, o.outcome as HostOutcome);
   for (const m of sc.outcomes?.sessions ?? []) operator.addSessionMode({ ...m, mode: m.mode as SessionMode });
   for (const f of sc.faults ?? []) faults.add(f);
 }
@@ -110,7 +113,16 @@ export function createSimulator(opts: SimulatorOptions = {}): Simulator {
   let closed = false;
 
   const spec = resolveSpec(opts.validateWithSpec);
-  const deps = { state, operator, faults, stats, history, now, validationErrors, startOutage: (ms: number) => sim.startOutage(ms) };
+  const deps = {
+    state,
+    operator,
+    faults,
+    stats,
+    history,
+    now,
+    validationErrors,
+    startOutage: (ms: number) => sim.startOutage(ms),
+  };
   const app = createApp(deps, { spec });
 
   function openServer(port: number, host: string): Promise<number> {
@@ -176,7 +188,13 @@ export function createSimulator(opts: SimulatorOptions = {}): Simulator {
         ctl = (control.address() as AddressInfo).port;
       }
       operator.start();
-      log.info('CFS simulator listening', { host, port: actual, control_port: ctl ?? null, transport, spec_validation: spec !== undefined });
+      log.info('CFS simulator listening', {
+        host,
+        port: actual,
+        control_port: ctl ?? null,
+        transport,
+        spec_validation: spec !== undefined,
+      });
       return { port: actual, url: `http://${host}:${actual}/v3`, controlPort: ctl };
     },
     async startOutage(durationMs?: number) {
@@ -185,7 +203,10 @@ export function createSimulator(opts: SimulatorOptions = {}): Simulator {
       await closeServer();
       log.info('outage started: listening socket closed', { duration_ms: durationMs ?? null });
       if (durationMs !== undefined) {
-        outageTimer = setTimeout(() => void sim.endOutage().catch((err) => log.error('outage end failed', { error: String(err) })), durationMs);
+        outageTimer = setTimeout(
+          () => void sim.endOutage().catch((err) => log.error('outage end failed', { error: String(err) })),
+          durationMs,
+        );
       }
     },
     async endOutage() {

@@ -35,23 +35,28 @@ export function loadPatchedSpec(specPath: string): Json {
   const layerProps = schemas.V3ConfigurationLayer.properties as Json;
   schemas.V3ComponentData.properties.desired_state.items = {
     type: 'object',
-    properties: { ...layerProps, status: { type: 'string', enum: ['unconfigured', 'failed', 'pending', 'configured'] } },
+    properties: {
+      ...layerProps,
+      status: { type: 'string', enum: ['unconfigured', 'failed', 'pending', 'configured'] },
+    },
     additionalProperties: false,
   };
   // Real server: the `_incomplete` commit suffix is stored as status 'incomplete' (notes 1.6 / 2.3).
   schemas.V3ConfigurationStateLayer.properties.status.enum = ['applied', 'failed', 'skipped', 'incomplete'];
   // Real server: session times are datetime.now().isoformat(timespec='seconds') -- local time with no zone,
   // which is not an RFC 3339 date-time.
-  for (const key of ['start_time', 'completion_time']) delete schemas.V3SessionStatusSessionSection.properties[key].format;
+  for (const key of ['start_time', 'completion_time'])
+    delete schemas.V3SessionStatusSessionSection.properties[key].format;
   // Real server (connexion) accepts empty query values (`ids=&status=&tags=`, as found in `next`); the validator
   // refuses them unless the parameter says allowEmptyValue. Likewise it refuses unencoded reserved characters
   // (`ids=a,b`, `tags=k=v`, as axios sends them) unless allowReserved.
   for (const item of Object.values(doc.paths as Json)) {
     for (const op of Object.values(item as Json)) {
-      for (const p of ((op as Json)?.parameters ?? []) as Json[]) if (p.in === 'query') {
-        p.allowEmptyValue = true;
-        p.allowReserved = true;
-      }
+      for (const p of ((op as Json)?.parameters ?? []) as Json[])
+        if (p.in === 'query') {
+          p.allowEmptyValue = true;
+          p.allowReserved = true;
+        }
     }
   }
   return doc;

@@ -44,7 +44,8 @@ export interface ComputedStatus {
 }
 
 export function computeStatus(comp: Component, config: Configuration | undefined, opts: StatusOptions): ComputedStatus {
-  if (!('desired_config' in comp) || comp.desired_config === undefined) return { status: 'config_deprecated', layers: [] };
+  if (!('desired_config' in comp) || comp.desired_config === undefined)
+    return { status: 'config_deprecated', layers: [] };
   const maxed = maxRetriesReached(comp, opts);
   if (!config) return { status: (comp.state ?? []).length === 0 ? 'unconfigured' : 'configured', layers: [] };
   let status: ComponentStatus = 'configured';

@@ -24,7 +24,11 @@ function pct(sorted: number[], p: number): number {
 }
 
 async function measure(transport: Transport, n: number, keepAlive: boolean): Promise<{ median: number; p90: number }> {
-  const sim = createSimulator({ transport, operator: { paused: true }, generate: { components: 50, configurations: 1 } });
+  const sim = createSimulator({
+    transport,
+    operator: { paused: true },
+    generate: { components: 50, configurations: 1 },
+  });
   const { url } = await sim.listen(0);
   const agent = keepAlive ? new http.Agent({ keepAlive: true, maxSockets: 1 }) : false;
   const times: number[] = [];
@@ -48,7 +52,9 @@ async function main(): Promise<void> {
   for (const keepAlive of [true, false]) {
     for (const t of TRANSPORTS) {
       const r = await measure(t, n, keepAlive);
-      console.log(`${t.padEnd(8)} keep-alive=${String(keepAlive).padEnd(5)} ${n} requests: median ${r.median.toFixed(2)} ms, p90 ${r.p90.toFixed(2)} ms`);
+      console.log(
+        `${t.padEnd(8)} keep-alive=${String(keepAlive).padEnd(5)} ${n} requests: median ${r.median.toFixed(2)} ms, p90 ${r.p90.toFixed(2)} ms`,
+      );
     }
   }
 }

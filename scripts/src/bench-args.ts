@@ -59,7 +59,8 @@ export function parseBenchArgs(argv: readonly string[]): Args {
     ...(v.batcher !== undefined ? { batcherScript: v.batcher } : {}),
   };
   if (v.transport !== undefined) {
-    if (v.transport !== 'nodelay' && v.transport !== 'python') throw new Error(`--transport must be nodelay or python, not ${v.transport}`);
+    if (v.transport !== 'nodelay' && v.transport !== 'python')
+      throw new Error(`--transport must be nodelay or python, not ${v.transport}`);
     a.transport = v.transport;
   }
   if (v.quick) {
@@ -75,7 +76,11 @@ export function parseBenchArgs(argv: readonly string[]): Args {
     a.soak = { components: components ?? 12_000, ambiguous: ambiguous ?? 1000 };
   }
   if (v.runs !== undefined) a.runs = Math.max(1, Number(v.runs));
-  if (v.sizes !== undefined) a.sizes = v.sizes.split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0);
+  if (v.sizes !== undefined)
+    a.sizes = v.sizes
+      .split(',')
+      .map(Number)
+      .filter((n) => Number.isInteger(n) && n > 0);
   if (v['livez-seconds'] !== undefined) a.livezSeconds = Math.max(1, Number(v['livez-seconds']));
   if (v.only !== undefined) a.only = new Set(v.only.split(','));
   if (v['detect-runs'] !== undefined) a.detectRuns = Math.max(1, Number(v['detect-runs']));
@@ -85,4 +90,3 @@ export function parseBenchArgs(argv: readonly string[]): Args {
   if (v['detect-interval'] !== undefined) a.detectCheckIntervalS = Math.max(1, Number(v['detect-interval']));
   return a;
 }
-

@@ -15,7 +15,13 @@ export interface GapSummary {
   histogram: Record<string, number>;
 }
 
-const BUCKETS: Array<[string, number]> = [['<=1s', 1000], ['<=2s', 2000], ['<=5s', 5000], ['<=10s', 10_000], ['>10s', Infinity]];
+const BUCKETS: Array<[string, number]> = [
+  ['<=1s', 1000],
+  ['<=2s', 2000],
+  ['<=5s', 5000],
+  ['<=10s', 10_000],
+  ['>10s', Infinity],
+];
 
 export function summarizeGaps(gaps: readonly number[]): GapSummary {
   const histogram: Record<string, number> = Object.fromEntries(BUCKETS.map(([k]) => [k, 0]));
@@ -23,11 +29,19 @@ export function summarizeGaps(gaps: readonly number[]): GapSummary {
     const bucket = BUCKETS.find(([, lim]) => g <= lim)!;
     histogram[bucket[0]] = (histogram[bucket[0]] ?? 0) + 1;
   }
-  return { beats: gaps.length, p50Ms: percentile(gaps, 50), p99Ms: percentile(gaps, 99), maxMs: gaps.length ? Math.max(...gaps) : null, histogram };
+  return {
+    beats: gaps.length,
+    p50Ms: percentile(gaps, 50),
+    p99Ms: percentile(gaps, 99),
+    maxMs: gaps.length ? Math.max(...gaps) : null,
+    histogram,
+  };
 }
 
 export function formatGaps(s: GapSummary): string {
-  const h = Object.entries(s.histogram).map(([k, v]) => `${k}:${v}`).join(' ');
+  const h = Object.entries(s.histogram)
+    .map(([k, v]) => `${k}:${v}`)
+    .join(' ');
   return `${s.beats} gaps, p50 ${fmt(s.p50Ms, 0)} ms, p99 ${fmt(s.p99Ms, 0)} ms, max ${fmt(s.maxMs, 0)} ms [${h}]`;
 }
 
@@ -37,7 +51,10 @@ export class BeatMonitor {
   private timer: NodeJS.Timeout | null = null;
   private busy = false;
 
-  constructor(private readonly file: string, private readonly stepMs = 100) {}
+  constructor(
+    private readonly file: string,
+    private readonly stepMs = 100,
+  ) {}
 
   start(): this {
     this.timer = setInterval(() => void this.poll(), this.stepMs);
@@ -63,8 +80,10 @@ export class BeatMonitor {
       if (!r.ok) return;
       const hb = r.heartbeat;
       const prev = this.last;
-      if (prev && prev.instance === hb.instance_id && hb.sequence > prev.seq) this.gaps.push(hb.written_at_ms - prev.at);
-      if (!prev || prev.instance !== hb.instance_id || hb.sequence > prev.seq) this.last = { instance: hb.instance_id, seq: hb.sequence, at: hb.written_at_ms };
+      if (prev && prev.instance === hb.instance_id && hb.sequence > prev.seq)
+        this.gaps.push(hb.written_at_ms - prev.at);
+      if (!prev || prev.instance !== hb.instance_id || hb.sequence > prev.seq)
+        this.last = { instance: hb.instance_id, seq: hb.sequence, at: hb.written_at_ms };
     } finally {
       this.busy = false;
     }

@@ -93,7 +93,12 @@ async function nextSleep(file: string, after: number, timeoutMs: number): Promis
 }
 
 /** A new instance against the same CFS: seconds from spawn to the first phase after `rebuild`. */
-async function measureRebuild(script: string, env: Record<string, string>, hbFile: string, timeoutMs: number): Promise<{ wallS: number; fromStartS: number }> {
+async function measureRebuild(
+  script: string,
+  env: Record<string, string>,
+  hbFile: string,
+  timeoutMs: number,
+): Promise<{ wallS: number; fromStartS: number }> {
   const t0 = Date.now();
   const b = startNode(script, [], { ...env, HEARTBEAT_PATH: hbFile });
   try {
@@ -136,7 +141,12 @@ export async function runCycleBench(n: number, o: CycleBenchOptions): Promise<Cy
     }),
   );
   const { child: sim, origin } = await startSim(scenario);
-  const env = { CFS_API_URL: `${origin}/v3`, METRICS_PORT: '0', NODE_OPTIONS: o.nodeOptions, STARTING_CFS_LOG_LEVEL: 'WARNING' };
+  const env = {
+    CFS_API_URL: `${origin}/v3`,
+    METRICS_PORT: '0',
+    NODE_OPTIONS: o.nodeOptions,
+    STARTING_CFS_LOG_LEVEL: 'WARNING',
+  };
   const script = o.batcherScript ?? 'batcher/dist/main.js';
   const batcher = startNode(script, [], { ...env, HEARTBEAT_PATH: hbFile });
   try {
@@ -148,18 +158,28 @@ export async function runCycleBench(n: number, o: CycleBenchOptions): Promise<Cy
     let cycle = 0;
     let firstCycleMs: number | null = null;
     const expectMin = Math.ceil(n / BATCH_SIZE);
-    const filled = await waitFor(async () => {
-      const h = await nextSleep(hbFile, cycle, 600_000);
-      cycle = h.cycle;
-      if (h.cycle === 1 && h.last_cycle) firstCycleMs = h.last_cycle.duration_ms;
-      const created = h.counters.sessions_created_total;
-      quiet = created === lastCreated && h.counters.batches_queued === 0 && created >= expectMin ? quiet + 1 : 0;
-      lastCreated = created;
-      return quiet >= 2 ? h : undefined;
-    }, { what: `all ${n} components in sessions`, timeoutMs: 600_000, intervalMs: 0, abort: () => (batcher.alive ? null : `batcher exited: ${batcher.tail(5)}`) });
+    const filled = await waitFor(
+      async () => {
+        const h = await nextSleep(hbFile, cycle, 600_000);
+        cycle = h.cycle;
+        if (h.cycle === 1 && h.last_cycle) firstCycleMs = h.last_cycle.duration_ms;
+        const created = h.counters.sessions_created_total;
+        quiet = created === lastCreated && h.counters.batches_queued === 0 && created >= expectMin ? quiet + 1 : 0;
+        lastCreated = created;
+        return quiet >= 2 ? h : undefined;
+      },
+      {
+        what: `all ${n} components in sessions`,
+        timeoutMs: 600_000,
+        intervalMs: 0,
+        abort: () => (batcher.alive ? null : `batcher exited: ${batcher.tail(5)}`),
+      },
+    );
     const fillSeconds = (Date.now() - t0) / 1000;
     const fillCpuS = cpuSeconds(pid);
-    o.log(`  ${n}: ${filled.counters.sessions_created_total} sessions after ${fillSeconds.toFixed(1)} s; measuring ${o.measureCycles} cycles`);
+    o.log(
+      `  ${n}: ${filled.counters.sessions_created_total} sessions after ${fillSeconds.toFixed(1)} s; measuring ${o.measureCycles} cycles`,
+    );
     const start = await nextSleep(hbFile, filled.cycle, 120_000);
     const s0 = await simTotal(origin);
     const cpu0 = cpuSeconds(pid);

@@ -35,27 +35,49 @@ export function hangBoundSeconds(pod: BenchPod): number {
   const side = pod.spec.containers['health-sidecar']!;
   const env = (n: string, d: string): number => Number(side.env.find((e) => e.name === n)?.value ?? d);
   const grace = live.terminationGracePeriodSeconds ?? pod.spec.podTerminationGracePeriodSeconds;
-  return env('SIDECAR_FRESHNESS_SECONDS', '10') + env('SIDECAR_EVAL_INTERVAL_MS', '1000') / 1000 + worstCaseDetectionSeconds(live) + grace;
+  return (
+    env('SIDECAR_FRESHNESS_SECONDS', '10') +
+    env('SIDECAR_EVAL_INTERVAL_MS', '1000') / 1000 +
+    worstCaseDetectionSeconds(live) +
+    grace
+  );
 }
 
 /** A batcher in steady state: past its startup probe and two cycles in, so its start-up grace no longer applies. */
 async function healthy(pod: BenchPod): Promise<number> {
-  await waitUntil('a healthy batcher', 200_000, () => (pod.batcher.snapshot.startupPassed && pod.batcher.pid !== null ? true : undefined), 100);
+  await waitUntil(
+    'a healthy batcher',
+    200_000,
+    () => (pod.batcher.snapshot.startupPassed && pod.batcher.pid !== null ? true : undefined),
+    100,
+  );
   const pid = pod.batcher.pid ?? -1;
-  await waitUntil('two completed cycles', 200_000, async () => {
-    const r = await readHeartbeat(pod.heartbeatPath);
-    return r.ok && r.heartbeat.pid === pid && r.heartbeat.cycle >= 2 ? true : undefined;
-  }, 100);
+  await waitUntil(
+    'two completed cycles',
+    200_000,
+    async () => {
+      const r = await readHeartbeat(pod.heartbeatPath);
+      return r.ok && r.heartbeat.pid === pid && r.heartbeat.cycle >= 2 ? true : undefined;
+    },
+    100,
+  );
   return pid;
 }
 
 export async function runDetect(kind: DetectKind, o: { checkIntervalS?: number } = {}): Promise<DetectRun> {
   // A 1 s check interval: with per-second beats the interval is not in the formula, and it makes a pre-r2 batcher
   // (silent while it sleeps) beat as often as the r2 loop does.
-  const scenario = { ...benchScenario(), options: { batcher_check_interval: o.checkIntervalS ?? 1, batch_window: 1, batch_size: 10 } };
+  const scenario = {
+    ...benchScenario(),
+    options: { batcher_check_interval: o.checkIntervalS ?? 1, batch_window: 1, batch_size: 10 },
+  };
   const faultDir = mkdtempSync(path.join(os.tmpdir(), 'cfsb-fault-'));
   const faultFile = path.join(faultDir, 'fault');
-  const pod = await startBenchPod({ scenario, batcherScript: 'scripts/dist/fixtures/faulty-batcher.js', batcherEnv: { BATCHER_TEST_FAULT_FILE: faultFile } });
+  const pod = await startBenchPod({
+    scenario,
+    batcherScript: 'scripts/dist/fixtures/faulty-batcher.js',
+    batcherEnv: { BATCHER_TEST_FAULT_FILE: faultFile },
+  });
   const beats = new BeatMonitor(pod.heartbeatPath).start();
   try {
     const pid = await healthy(pod);
@@ -66,15 +88,36 @@ export async function runDetect(kind: DetectKind, o: { checkIntervalS?: number }
     if (kind === 'sigstop') process.kill(pid, 'SIGSTOP');
     else if (kind === 'crash') process.kill(pid, 'SIGKILL');
     else writeFileSync(faultFile, kind === 'spin' ? 'busy-loop' : 'never-settle');
-    const term = await waitUntil('the kubelet to act', 200_000, () => pod.events.find((e) => e.at >= t0 && e.container === 'cfs-batcher' && /SIGTERM|exited/.test(e.message)), 50);
+    const term = await waitUntil(
+      'the kubelet to act',
+      200_000,
+      () => pod.events.find((e) => e.at >= t0 && e.container === 'cfs-batcher' && /SIGTERM|exited/.test(e.message)),
+      50,
+    );
     // The fixture's faults fire at its next cycle start, right after a beat: that last beat is when the loop stopped.
     if (kind === 'spin' || kind === 'never-settle') t0 = beats.lastBeatMs ?? t0;
-    const kill = kind === 'crash' ? null : await waitUntil('SIGKILL or exit', 60_000, () => pod.events.find((e) => e.at >= term.at && e.container === 'cfs-batcher' && /: sending SIGKILL$|exited/.test(e.message)), 50);
-    await waitUntil('the restarted batcher to complete a cycle', 200_000, async () => {
-      if (pod.batcher.pid === null || pod.batcher.pid === pid) return undefined;
-      const r = await readHeartbeat(pod.heartbeatPath);
-      return r.ok && r.heartbeat.pid === pod.batcher.pid && r.heartbeat.cycle >= 1 ? true : undefined;
-    }, 50);
+    const kill =
+      kind === 'crash'
+        ? null
+        : await waitUntil(
+            'SIGKILL or exit',
+            60_000,
+            () =>
+              pod.events.find(
+                (e) => e.at >= term.at && e.container === 'cfs-batcher' && /: sending SIGKILL$|exited/.test(e.message),
+              ),
+            50,
+          );
+    await waitUntil(
+      'the restarted batcher to complete a cycle',
+      200_000,
+      async () => {
+        if (pod.batcher.pid === null || pod.batcher.pid === pid) return undefined;
+        const r = await readHeartbeat(pod.heartbeatPath);
+        return r.ok && r.heartbeat.pid === pod.batcher.pid && r.heartbeat.cycle >= 1 ? true : undefined;
+      },
+      50,
+    );
     return {
       kind,
       detectS: (term.at - t0) / 1000,

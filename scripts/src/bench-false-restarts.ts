@@ -11,7 +11,16 @@ import { BeatMonitor, type GapSummary } from './bench-beats';
 import { benchScenario, startBenchPod, type BenchPod } from './bench-pod';
 import { httpJson, sleep, waitUntil } from './bench-procs';
 
-export const CONDITIONS = ['refused', '503', 'hanging', 'slow', 'cpu-saturated', 'cpu-limit-100k', 'slow-volume', 'sidecar-crash'] as const;
+export const CONDITIONS = [
+  'refused',
+  '503',
+  'hanging',
+  'slow',
+  'cpu-saturated',
+  'cpu-limit-100k',
+  'slow-volume',
+  'sidecar-crash',
+] as const;
 export type Condition = (typeof CONDITIONS)[number];
 
 export interface FalseRestartRun {
@@ -39,7 +48,12 @@ async function stopChild(c: ChildProcess | null): Promise<void> {
 }
 
 /** Starts the condition; returns what to undo. `dir` is a scratch folder on the heartbeat volume's filesystem. */
-async function apply(c: Condition, pod: BenchPod, seconds: number, dir: string): Promise<{ undo: () => Promise<void>; note: string }> {
+async function apply(
+  c: Condition,
+  pod: BenchPod,
+  seconds: number,
+  dir: string,
+): Promise<{ undo: () => Promise<void>; note: string }> {
   const faults = `${pod.origin}/__sim/faults`;
   const rule = async (action: Record<string, unknown>): Promise<void> => {
     const r = await httpJson('POST', faults, { match: '* /v3/*', action });
@@ -50,7 +64,19 @@ async function apply(c: Condition, pod: BenchPod, seconds: number, dir: string):
     case 'refused': {
       const r = await httpJson('POST', `${pod.origin}/__sim/outage`, { durationMs: seconds * 1000 });
       if (r.status >= 300) throw new Error(`outage refused: HTTP ${r.status}`);
-      return { undo: async () => waitUntil('CFS back', 30_000, async () => ((await httpJson('GET', `${pod.origin}/v3/options`).catch(() => ({ status: 0 }))).status === 200 ? true : undefined), 200).then(() => undefined), note: 'listening socket closed' };
+      return {
+        undo: async () =>
+          waitUntil(
+            'CFS back',
+            30_000,
+            async () =>
+              (await httpJson('GET', `${pod.origin}/v3/options`).catch(() => ({ status: 0 }))).status === 200
+                ? true
+                : undefined,
+            200,
+          ).then(() => undefined),
+        note: 'listening socket closed',
+      };
     }
     case '503':
       await rule({ type: 'status', status: 503 });
@@ -83,7 +109,10 @@ async function apply(c: Condition, pod: BenchPod, seconds: number, dir: string):
   }
 }
 
-export async function runFalseRestarts(condition: Condition, o: { seconds: number; checkIntervalS: number }): Promise<FalseRestartRun> {
+export async function runFalseRestarts(
+  condition: Condition,
+  o: { seconds: number; checkIntervalS: number },
+): Promise<FalseRestartRun> {
   const big = condition === 'cpu-limit-100k';
   const scenario = {
     ...benchScenario(big ? 100_000 : 200),
@@ -94,7 +123,12 @@ export async function runFalseRestarts(condition: Condition, o: { seconds: numbe
   const dir = mkdtempSync(path.join(path.dirname(pod.heartbeatPath), '..', 'vol-'));
   const beats = new BeatMonitor(pod.heartbeatPath).start();
   try {
-    await waitUntil('the batcher past its startup probe', 300_000, () => (pod.batcher.snapshot.startupPassed ? true : undefined), 200);
+    await waitUntil(
+      'the batcher past its startup probe',
+      300_000,
+      () => (pod.batcher.snapshot.startupPassed ? true : undefined),
+      200,
+    );
     await sleep(5000);
     const startRestarts = pod.batcher.snapshot.restarts;
     const sideRestarts = pod.sidecar.snapshot.restarts;
@@ -121,4 +155,3 @@ export async function runFalseRestarts(condition: Condition, o: { seconds: numbe
     rmSync(dir, { recursive: true, force: true });
   }
 }
-

@@ -18,22 +18,38 @@ export interface HealthArgs {
 }
 
 export function parseConditions(text: string): Condition[] {
-  const out = text.split(',').map((s) => s.trim()).filter(Boolean);
-  for (const c of out) if (!(CONDITIONS as readonly string[]).includes(c)) throw new Error(`unknown condition ${c} (${CONDITIONS.join(', ')})`);
+  const out = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const c of out)
+    if (!(CONDITIONS as readonly string[]).includes(c))
+      throw new Error(`unknown condition ${c} (${CONDITIONS.join(', ')})`);
   return out as Condition[];
 }
 
-const range = (xs: number[]): string => (xs.length ? `${fmt(Math.min(...xs))} / ${fmt(median(xs))} / ${fmt(Math.max(...xs))} s` : 'n/a');
+const range = (xs: number[]): string =>
+  xs.length ? `${fmt(Math.min(...xs))} / ${fmt(median(xs))} / ${fmt(Math.max(...xs))} s` : 'n/a';
 
-export async function runDetectBench(a: HealthArgs, log: (m: string) => void, errors: string[]): Promise<{ runs: DetectRun[]; rows: Row[] }> {
+export async function runDetectBench(
+  a: HealthArgs,
+  log: (m: string) => void,
+  errors: string[],
+): Promise<{ runs: DetectRun[]; rows: Row[] }> {
   const runs: DetectRun[] = [];
   for (const kind of [...HANG_KINDS, 'crash'] as DetectKind[]) {
-    log(`detection bench: ${kind}, ${a.detectRuns} pods in parallel (manifest probe settings, check interval ${a.detectCheckIntervalS} s)`);
-    const settled = await Promise.allSettled(Array.from({ length: a.detectRuns }, () => runDetect(kind, { checkIntervalS: a.detectCheckIntervalS })));
+    log(
+      `detection bench: ${kind}, ${a.detectRuns} pods in parallel (manifest probe settings, check interval ${a.detectCheckIntervalS} s)`,
+    );
+    const settled = await Promise.allSettled(
+      Array.from({ length: a.detectRuns }, () => runDetect(kind, { checkIntervalS: a.detectCheckIntervalS })),
+    );
     for (const r of settled) {
       if (r.status === 'fulfilled') {
         runs.push(r.value);
-        log(`  ${kind}: SIGTERM/exit at ${fmt(r.value.detectS)} s, SIGKILL/exit ${fmt(r.value.killS)} s, cycling again at ${fmt(r.value.recoverS)} s (bound ${r.value.boundS} s); beats before: ${formatGaps(r.value.gaps)}`);
+        log(
+          `  ${kind}: SIGTERM/exit at ${fmt(r.value.detectS)} s, SIGKILL/exit ${fmt(r.value.killS)} s, cycling again at ${fmt(r.value.recoverS)} s (bound ${r.value.boundS} s); beats before: ${formatGaps(r.value.gaps)}`,
+        );
       } else errors.push(`detect ${kind}: ${(r.reason as Error).message}`);
     }
   }
@@ -41,17 +57,40 @@ export async function runDetectBench(a: HealthArgs, log: (m: string) => void, er
   for (const kind of HANG_KINDS) {
     const d = runs.filter((r) => r.kind === kind);
     if (d.length === 0) continue;
-    rows.push({ metric: `hang (${kind}) -> SIGTERM, min / median / max`, value: range(d.map((r) => r.detectS)), runs: d.map((r) => fmt(r.detectS)).join(', '), original: 'never' });
+    rows.push({
+      metric: `hang (${kind}) -> SIGTERM, min / median / max`,
+      value: range(d.map((r) => r.detectS)),
+      runs: d.map((r) => fmt(r.detectS)).join(', '),
+      original: 'never',
+    });
     const kills = d.map((r) => r.killS ?? NaN).filter((x) => !Number.isNaN(x));
-    rows.push({ metric: `hang (${kind}) -> SIGKILL or exit, min / median / max`, value: `${range(kills)} (bound ${d[0]!.boundS} s)`, runs: kills.map((x) => fmt(x)).join(', '), original: 'never' });
-    rows.push({ metric: `hang (${kind}) -> new instance completed a cycle`, value: `${fmt(median(d.map((r) => r.recoverS)))} s`, runs: d.map((r) => fmt(r.recoverS)).join(', ') });
+    rows.push({
+      metric: `hang (${kind}) -> SIGKILL or exit, min / median / max`,
+      value: `${range(kills)} (bound ${d[0]!.boundS} s)`,
+      runs: kills.map((x) => fmt(x)).join(', '),
+      original: 'never',
+    });
+    rows.push({
+      metric: `hang (${kind}) -> new instance completed a cycle`,
+      value: `${fmt(median(d.map((r) => r.recoverS)))} s`,
+      runs: d.map((r) => fmt(r.recoverS)).join(', '),
+    });
   }
   const c = runs.filter((r) => r.kind === 'crash');
-  if (c.length) rows.push({ metric: 'crash (SIGKILL) -> new instance completed a cycle', value: `${fmt(median(c.map((r) => r.recoverS)))} s`, runs: c.map((r) => fmt(r.recoverS)).join(', ') });
+  if (c.length)
+    rows.push({
+      metric: 'crash (SIGKILL) -> new instance completed a cycle',
+      value: `${fmt(median(c.map((r) => r.recoverS)))} s`,
+      runs: c.map((r) => fmt(r.recoverS)).join(', '),
+    });
   return { runs, rows };
 }
 
-export async function runFalseRestartBench(a: HealthArgs, log: (m: string) => void, errors: string[]): Promise<{ runs: FalseRestartRun[]; rows: Row[] }> {
+export async function runFalseRestartBench(
+  a: HealthArgs,
+  log: (m: string) => void,
+  errors: string[],
+): Promise<{ runs: FalseRestartRun[]; rows: Row[] }> {
   const runs: FalseRestartRun[] = [];
   const rows: Row[] = [];
   for (const condition of a.conditions) {
@@ -61,7 +100,11 @@ export async function runFalseRestartBench(a: HealthArgs, log: (m: string) => vo
       runs.push(r);
       const line = `restarts ${r.batcherRestarts}, /livez failures ${r.livenessFailures}, sidecar restarts ${r.sidecarRestarts}; beats: ${formatGaps(r.gaps)}`;
       log(`  ${line} (${r.note})`);
-      rows.push({ metric: `false restarts: ${condition} (${r.seconds} s)`, value: `${r.batcherRestarts} (largest beat gap ${fmt(r.gaps.maxMs, 0)} ms)`, runs: `${r.note}; ${line}` });
+      rows.push({
+        metric: `false restarts: ${condition} (${r.seconds} s)`,
+        value: `${r.batcherRestarts} (largest beat gap ${fmt(r.gaps.maxMs, 0)} ms)`,
+        runs: `${r.note}; ${line}`,
+      });
       if (r.batcherRestarts > 0) errors.push(`false restart under ${condition}: ${r.batcherRestarts}`);
     } catch (err) {
       errors.push(`false-restarts ${condition}: ${(err as Error).message}`);

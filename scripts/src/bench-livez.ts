@@ -37,14 +37,20 @@ function probeOnce(port: number): Promise<{ ms: number; status: number; why?: st
       });
     });
     req.setTimeout(3000, () => req.destroy(new Error('timeout')));
-    req.on('error', (err: NodeJS.ErrnoException) => resolve({ ms: Number(process.hrtime.bigint() - t0) / 1e6, status: 0, why: `error ${err.code ?? err.message}` }));
+    req.on('error', (err: NodeJS.ErrnoException) =>
+      resolve({ ms: Number(process.hrtime.bigint() - t0) / 1e6, status: 0, why: `error ${err.code ?? err.message}` }),
+    );
   });
 }
 
 export async function runLivezBench(o: { rate: number; seconds: number }): Promise<LivezRun> {
   const pod = await startBenchPod({ scenario: benchScenario() });
   try {
-    await waitFor(() => pod.batcher.snapshot.startupPassed, { what: 'the batcher to pass its startup probe', timeoutMs: 120_000, intervalMs: 200 });
+    await waitFor(() => pod.batcher.snapshot.startupPassed, {
+      what: 'the batcher to pass its startup probe',
+      timeoutMs: 120_000,
+      intervalMs: 200,
+    });
     const total = o.rate * o.seconds;
     const results: Array<{ ms: number; status: number; why?: string }> = [];
     const inflight: Promise<void>[] = [];

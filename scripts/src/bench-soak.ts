@@ -54,7 +54,14 @@ interface Hist {
 /** The POST faults, in the order they are tried; their `times` add up to the ambiguous-create budget. */
 function postFaults(total: number, o: { killProbability: number }): { label: string; rule: Record<string, unknown> }[] {
   const share = (f: number) => Math.max(1, Math.round(total * f));
-  const post = (label: string, p: number, times: number, action: Record<string, unknown>, phase = 'after', seed = 1) => ({
+  const post = (
+    label: string,
+    p: number,
+    times: number,
+    action: Record<string, unknown>,
+    phase = 'after',
+    seed = 1,
+  ) => ({
     label,
     rule: { match: 'POST /v3/sessions', phase, action, scope: { probability: p, times, seed } },
   });
@@ -65,7 +72,14 @@ function postFaults(total: number, o: { killProbability: number }): { label: str
     post('lost:502', 0.07, share(0.1), { type: 'status', status: 502 }, 'after', 14),
     post('odd-201', 0.06, share(0.1), { type: 'status', status: 201, body: {} }, 'after', 15),
     post('late-commit:reset', 0.1, share(0.16), { type: 'late-commit', ms: 7000, client: 'reset' }, 'before', 16),
-    post('late-commit:kill', o.killProbability, share(0.04), { type: 'late-commit', ms: 7000, client: 'hang' }, 'before', 17),
+    post(
+      'late-commit:kill',
+      o.killProbability,
+      share(0.04),
+      { type: 'late-commit', ms: 7000, client: 'hang' },
+      'before',
+      17,
+    ),
   ];
 }
 
@@ -96,7 +110,11 @@ export async function runSoak(o: SoakOptions): Promise<SoakRun> {
       operator: { pendingMs: 500, runningMs: 1500, maxStartsPerSecond: o.maxStartsPerSecond },
       faults: [
         ...faults.map((f) => f.rule),
-        { match: 'GET /v3/sessions/batcher-*', action: { type: 'status', status: 404, title: 'Session not found.' }, scope: { probability: 0.3, seed: 21 } },
+        {
+          match: 'GET /v3/sessions/batcher-*',
+          action: { type: 'status', status: 404, title: 'Session not found.' },
+          scope: { probability: 0.3, seed: 21 },
+        },
       ],
     }),
   );
@@ -105,7 +123,8 @@ export async function runSoak(o: SoakOptions): Promise<SoakRun> {
     cleanup();
     throw err;
   });
-  const faultList = async () => ((await httpJson('GET', `${origin}/__sim/faults`)).json as { faults: { id: string; fired: number }[] }).faults;
+  const faultList = async () =>
+    ((await httpJson('GET', `${origin}/__sim/faults`)).json as { faults: { id: string; fired: number }[] }).faults;
   const ruleIds = await faultList()
     .then((l) => l.map((r) => r.id))
     .catch(async (err: unknown) => {
@@ -114,14 +133,26 @@ export async function runSoak(o: SoakOptions): Promise<SoakRun> {
       throw err;
     });
   const fired = new Map<string, number>();
-  const env = { CFS_API_URL: `${origin}/v3`, HEARTBEAT_PATH: hbFile, METRICS_PORT: '0', STARTING_CFS_LOG_LEVEL: 'WARNING', CFS_REQUEST_TIMEOUT_MS: '3000' };
+  const env = {
+    CFS_API_URL: `${origin}/v3`,
+    HEARTBEAT_PATH: hbFile,
+    METRICS_PORT: '0',
+    STARTING_CFS_LOG_LEVEL: 'WARNING',
+    CFS_REQUEST_TIMEOUT_MS: '3000',
+  };
   mkdirSync(path.dirname(hbFile), { recursive: true });
   let batcher: Child = startNode('batcher/dist/main.js', [], env);
   let sidecar: Child | null = null;
   let healthPort = 0;
   if (o.sidecar) {
     healthPort = 20_000 + Math.floor(Math.random() * 20_000);
-    sidecar = startNode('sidecar-health/dist/main.js', [], { HEALTH_PORT: String(healthPort), HEALTH_HOST: '127.0.0.1', HEARTBEAT_PATH: hbFile, CFS_API_URL: `${origin}/v3`, LOG_LEVEL: 'WARNING' });
+    sidecar = startNode('sidecar-health/dist/main.js', [], {
+      HEALTH_PORT: String(healthPort),
+      HEALTH_HOST: '127.0.0.1',
+      HEARTBEAT_PATH: hbFile,
+      CFS_API_URL: `${origin}/v3`,
+      LOG_LEVEL: 'WARNING',
+    });
   }
   const t0 = Date.now();
   let kills = 0;
@@ -167,7 +198,9 @@ export async function runSoak(o: SoakOptions): Promise<SoakRun> {
         const st = await countComponentStatuses(`${origin}/v3`);
         const hb = await readHeartbeat(hbFile);
         const idle = hb.ok && hb.heartbeat.counters.batches_active === 0 && hb.heartbeat.counters.batches_queued === 0;
-        o.log(`  ${((Date.now() - t0) / 1000).toFixed(0)} s: ${JSON.stringify(st)}, ${kills} kills, faults fired ${[...fired.values()].reduce((a, b) => a + b, 0)}`);
+        o.log(
+          `  ${((Date.now() - t0) / 1000).toFixed(0)} s: ${JSON.stringify(st)}, ${kills} kills, faults fired ${[...fired.values()].reduce((a, b) => a + b, 0)}`,
+        );
         if ((st.configured ?? 0) === o.components && idle) {
           finished = true;
           break;
@@ -175,7 +208,10 @@ export async function runSoak(o: SoakOptions): Promise<SoakRun> {
       }
     }
     const end = Date.now();
-    const hist = (await httpJson('GET', `${origin}/__sim/sessions-history`, undefined, 60_000)).json as { sessions: Hist[]; overlaps: unknown[] };
+    const hist = (await httpJson('GET', `${origin}/__sim/sessions-history`, undefined, 60_000)).json as {
+      sessions: Hist[];
+      overlaps: unknown[];
+    };
     const st = await countComponentStatuses(`${origin}/v3`);
     const byFault: Record<string, number> = {};
     faults.forEach((f, i) => (byFault[f.label] = fired.get(ruleIds[i]!) ?? 0));

@@ -26,7 +26,10 @@ export function range(xs: readonly number[], digits = 1): string {
 export function procStatCpuTicks(text: string): number | null {
   const close = text.lastIndexOf(')');
   if (close < 0) return null;
-  const fields = text.slice(close + 2).trim().split(/\s+/); // fields[0] is field 3 (state)
+  const fields = text
+    .slice(close + 2)
+    .trim()
+    .split(/\s+/); // fields[0] is field 3 (state)
   const utime = Number(fields[11]);
   const stime = Number(fields[12]);
   return Number.isFinite(utime) && Number.isFinite(stime) ? utime + stime : null;

@@ -70,12 +70,19 @@ function get(port: number, p: string): Promise<{ status: number; body: string } 
 }
 
 /** Polls `fn` every 100 ms until it returns a value; fails early when the container has stopped. */
-async function until<T>(what: string, engine: Engine, name: string, deadlineMs: number, fn: () => Promise<T | null>): Promise<T> {
+async function until<T>(
+  what: string,
+  engine: Engine,
+  name: string,
+  deadlineMs: number,
+  fn: () => Promise<T | null>,
+): Promise<T> {
   const end = performance.now() + deadlineMs;
   for (let i = 0; performance.now() < end && i < 10_000; i++) {
     const v = await fn();
     if (v !== null) return v;
-    if (i % 10 === 9 && !(await exitState(engine, name)).running) throw new Error(`${name} stopped while waiting for ${what}`);
+    if (i % 10 === 9 && !(await exitState(engine, name)).running)
+      throw new Error(`${name} stopped while waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`timed out after ${deadlineMs} ms waiting for ${what}`);
@@ -114,14 +121,23 @@ export async function checkImages(opts: CheckOptions): Promise<CheckReport> {
   if (!engine) throw new Error('no working docker or podman');
   const log = opts.log ?? (() => undefined);
   const deadline = opts.deadlineMs ?? 60_000;
-  const flags = opts.runFlags ?? (await runFlags(engine, opts.batcherImage, await entrypointNode(engine, opts.batcherImage)));
+  const flags =
+    opts.runFlags ?? (await runFlags(engine, opts.batcherImage, await entrypointNode(engine, opts.batcherImage)));
   const report: CheckReport = { engine, runFlags: flags, batcher: null, sidecar: null, spans: {}, problems: [] };
-  const names = { batcher: `cfs-images-check-batcher-${process.pid}`, sidecar: `cfs-images-check-sidecar-${process.pid}` };
+  const names = {
+    batcher: `cfs-images-check-batcher-${process.pid}`,
+    sidecar: `cfs-images-check-sidecar-${process.pid}`,
+  };
   const dir = mkdtempSync(path.join(os.tmpdir(), 'images-check-'));
   const sim = createSimulator({ scenario: path.join(ROOT, 'cfs-sim', 'scenarios', 'demo.json') });
   const collector = await startCollector();
   // Tracing on, as the manifest's ConfigMap sets it, towards the receiver here.
-  const otel = { OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint, OTEL_TRACES_EXPORTER: 'otlp', OTEL_METRICS_EXPORTER: 'none', OTEL_LOGS_EXPORTER: 'none' };
+  const otel = {
+    OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
+    OTEL_TRACES_EXPORTER: 'otlp',
+    OTEL_METRICS_EXPORTER: 'none',
+    OTEL_LOGS_EXPORTER: 'none',
+  };
   const problem = (p: string) => {
     report.problems.push(p);
     log(`PROBLEM ${p}`);
@@ -130,7 +146,19 @@ export async function checkImages(opts: CheckOptions): Promise<CheckReport> {
   if (process.getuid?.() === 0) chownSync(dir, UID, UID);
   chmodSync(dir, 0o2775 | (process.getuid?.() === 0 ? 0 : 0o7));
   const run = async (name: string, image: string, env: Record<string, string>, volume: string) => {
-    const args = ['run', '-d', '--name', name, '--network', 'host', '--read-only', '--user', `${UID}:${UID}`, '--cap-drop', 'ALL'];
+    const args = [
+      'run',
+      '-d',
+      '--name',
+      name,
+      '--network',
+      'host',
+      '--read-only',
+      '--user',
+      `${UID}:${UID}`,
+      '--cap-drop',
+      'ALL',
+    ];
     args.push('--security-opt', 'no-new-privileges', '-v', volume, ...flags);
     if (engine === 'podman') args.push('--read-only-tmpfs=false'); // as Kubernetes: no tmpfs on /tmp, /run either
     for (const [k, v] of Object.entries({ ...otel, ...opts.env, ...env })) args.push('-e', `${k}=${v}`);
@@ -148,54 +176,91 @@ export async function checkImages(opts: CheckOptions): Promise<CheckReport> {
 
     // The batcher: serves /metrics, writes its heartbeat (pid 1 inside its container) on the shared folder.
     const metricsPort = await freePort();
-    const tb = await run(names.batcher, opts.batcherImage, { CFS_API_URL: url, HEARTBEAT_PATH: `${MOUNT}/heartbeat.json`, METRICS_PORT: String(metricsPort) }, `${dir}:${MOUNT}`);
-    await until('batcher /metrics', engine, names.batcher, deadline, async () => ((await get(metricsPort, '/metrics'))?.status === 200 ? true : null));
+    const tb = await run(
+      names.batcher,
+      opts.batcherImage,
+      { CFS_API_URL: url, HEARTBEAT_PATH: `${MOUNT}/heartbeat.json`, METRICS_PORT: String(metricsPort) },
+      `${dir}:${MOUNT}`,
+    );
+    await until('batcher /metrics', engine, names.batcher, deadline, async () =>
+      (await get(metricsPort, '/metrics'))?.status === 200 ? true : null,
+    );
     const bPort = performance.now() - tb;
     const hb = await until('a batcher heartbeat past starting', engine, names.batcher, deadline, async () => {
       const r = await readHeartbeat(hbFile);
       return r.ok && r.heartbeat.phase !== 'starting' ? r.heartbeat : null;
     });
     const bBeat = performance.now() - tb;
-    log(`batcher: /metrics after ${Math.round(bPort)} ms, heartbeat (phase ${hb.phase}, pid ${hb.pid}) after ${Math.round(bBeat)} ms`);
+    log(
+      `batcher: /metrics after ${Math.round(bPort)} ms, heartbeat (phase ${hb.phase}, pid ${hb.pid}) after ${Math.round(bBeat)} ms`,
+    );
     if (hb.pid !== 1) problem(`batcher heartbeat pid is ${hb.pid}, not 1: node is not PID 1`);
 
     // The sidecar: serves /healthz, then judges the batcher's heartbeat through its read-only mount.
     const healthPort = await freePort();
-    const ts = await run(names.sidecar, opts.sidecarImage, { CFS_API_URL: url, HEARTBEAT_PATH: `${MOUNT}/heartbeat.json`, HEALTH_PORT: String(healthPort) }, `${dir}:${MOUNT}:ro`);
-    await until('sidecar /healthz', engine, names.sidecar, deadline, async () => ((await get(healthPort, '/healthz'))?.status === 200 ? true : null));
+    const ts = await run(
+      names.sidecar,
+      opts.sidecarImage,
+      { CFS_API_URL: url, HEARTBEAT_PATH: `${MOUNT}/heartbeat.json`, HEALTH_PORT: String(healthPort) },
+      `${dir}:${MOUNT}:ro`,
+    );
+    await until('sidecar /healthz', engine, names.sidecar, deadline, async () =>
+      (await get(healthPort, '/healthz'))?.status === 200 ? true : null,
+    );
     const sPort = performance.now() - ts;
-    const seen = await until('sidecar /livez 200 on the batcher heartbeat', engine, names.sidecar, deadline, async () => {
-      if ((await get(healthPort, '/livez'))?.status !== 200) return null;
-      const s = await get(healthPort, '/status');
-      const st = s?.status === 200 ? (JSON.parse(s.body) as { heartbeat: Partial<Heartbeat> & { read: string } }) : null;
-      return st?.heartbeat.read === 'ok' && st.heartbeat.instance_id === hb.instance_id ? st.heartbeat : null;
-    });
+    const seen = await until(
+      'sidecar /livez 200 on the batcher heartbeat',
+      engine,
+      names.sidecar,
+      deadline,
+      async () => {
+        if ((await get(healthPort, '/livez'))?.status !== 200) return null;
+        const s = await get(healthPort, '/status');
+        const st =
+          s?.status === 200 ? (JSON.parse(s.body) as { heartbeat: Partial<Heartbeat> & { read: string } }) : null;
+        return st?.heartbeat.read === 'ok' && st.heartbeat.instance_id === hb.instance_id ? st.heartbeat : null;
+      },
+    );
     const sBeat = performance.now() - ts;
-    log(`sidecar: /healthz after ${Math.round(sPort)} ms, /livez 200 on heartbeat ${seen.instance_id} seq ${seen.sequence} after ${Math.round(sBeat)} ms`);
+    log(
+      `sidecar: /healthz after ${Math.round(sPort)} ms, /livez 200 on heartbeat ${seen.instance_id} seq ${seen.sequence} after ${Math.round(sBeat)} ms`,
+    );
 
     const figures = async (name: string, image: string, port: number, beat: number): Promise<ContainerFigures> => {
       const { pidInContainer, uid } = await pidOne(engine, name);
       if (pidInContainer !== null && pidInContainer !== 1) problem(`${name}: node is pid ${pidInContainer}, not 1`);
       if (uid !== null && uid !== UID) problem(`${name}: node runs as uid ${uid}, not ${UID}`);
       const s = await stop(engine, name);
-      if (s.exitCode !== 0) problem(`${name}: exit code ${s.exitCode} after SIGTERM (137: killed after the ${STOP_GRACE_SECONDS} s grace)`);
+      if (s.exitCode !== 0)
+        problem(`${name}: exit code ${s.exitCode} after SIGTERM (137: killed after the ${STOP_GRACE_SECONDS} s grace)`);
       log(`${name}: SIGTERM -> exit ${s.exitCode} in ${Math.round(s.ms)} ms`);
       const logs = await logsOf(engine, name);
       if (process.env.IMAGES_CHECK_LOGS) log(`--- ${name} logs\n${logs}`);
       // a healthy start and stop against a healthy CFS logs no ERROR (a bug logs "Unexpected error occurred")
       const errors = logs.split('\n').filter((l) => l.includes('"level":"ERROR"'));
       if (errors.length > 0) problem(`${name} logged ERROR: ${errors.slice(0, 3).join(' | ').slice(0, 1000)}`);
-      return { image, sizeBytes: await imageSize(engine, image), startToPortMs: port, startToHeartbeatMs: beat, pidInContainer, uid, sigtermToExitMs: s.ms, exitCode: s.exitCode };
+      return {
+        image,
+        sizeBytes: await imageSize(engine, image),
+        startToPortMs: port,
+        startToHeartbeatMs: beat,
+        pidInContainer,
+        uid,
+        sigtermToExitMs: s.ms,
+        exitCode: s.exitCode,
+      };
     };
     report.sidecar = await figures(names.sidecar, opts.sidecarImage, sPort, sBeat);
     report.batcher = await figures(names.batcher, opts.batcherImage, bPort, bBeat);
     report.spans = Object.fromEntries(collector.spans);
     for (const service of ['cfs-batcher', 'cfs-batcher-health']) {
-      if (!collector.spans.get(service) && opts.env?.OTEL_SDK_DISABLED !== 'true') problem(`no span from ${service} reached the OTLP receiver`);
+      if (!collector.spans.get(service) && opts.env?.OTEL_SDK_DISABLED !== 'true')
+        problem(`no span from ${service} reached the OTLP receiver`);
     }
   } catch (err) {
     problem(err instanceof Error ? err.message : String(err));
-    for (const n of [names.batcher, names.sidecar]) log(`--- ${n} logs (tail)\n${(await logsOf(engine, n)).slice(-3000)}`);
+    for (const n of [names.batcher, names.sidecar])
+      log(`--- ${n} logs (tail)\n${(await logsOf(engine, n)).slice(-3000)}`);
   } finally {
     await engineCall(engine, ['rm', '-f', names.batcher, names.sidecar]);
     await sim.close();
@@ -214,7 +279,9 @@ function option(argv: string[], name: string, fallback: string): string {
 async function main(argv: string[]): Promise<number> {
   const tag = option(argv, '--tag', '0.1.0');
   const engine = option(argv, '--engine', '');
-  const detected = await detectEngine<Engine>(engine === 'docker' || engine === 'podman' ? [engine] : ['docker', 'podman']);
+  const detected = await detectEngine<Engine>(
+    engine === 'docker' || engine === 'podman' ? [engine] : ['docker', 'podman'],
+  );
   if (!detected) {
     console.error(`images-check: no working ${engine || 'docker or podman'}`);
     return 1;
@@ -224,11 +291,17 @@ async function main(argv: string[]): Promise<number> {
     engine: detected,
     batcherImage: option(argv, '--batcher', `localhost/cfs-batcher:${tag}`),
     sidecarImage: option(argv, '--sidecar', `localhost/cfs-batcher-health-sidecar:${tag}`),
-    env: Object.fromEntries(argv.flatMap((a, i) => (argv[i - 1] === '--env' && a.includes('=') ? [[a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)]] : []))),
+    env: Object.fromEntries(
+      argv.flatMap((a, i) =>
+        argv[i - 1] === '--env' && a.includes('=') ? [[a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)]] : [],
+      ),
+    ),
     log: (l) => console.error(`images-check: ${l}`),
   });
   console.log(JSON.stringify(report, null, 2));
-  console.error(report.problems.length === 0 ? 'images-check: OK' : `images-check: ${report.problems.length} problem(s)`);
+  console.error(
+    report.problems.length === 0 ? 'images-check: OK' : `images-check: ${report.problems.length} problem(s)`,
+  );
   return report.problems.length === 0 ? 0 : 1;
 }
 

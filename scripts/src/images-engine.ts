@@ -20,10 +20,19 @@ export interface RunResult {
  * test's PATH (stub engines) reaches the child. */
 export function engineCall(engine: BuildEngine, args: string[], timeoutMs = 60_000): Promise<RunResult> {
   return new Promise((resolve) => {
-    execFile(engine, args, { env: process.env, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-      resolve({ code, stdout: String(stdout), stderr: String(stderr) || (err && code === 1 ? String(err.message) : '') });
-    });
+    execFile(
+      engine,
+      args,
+      { env: process.env, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+        resolve({
+          code,
+          stdout: String(stdout),
+          stderr: String(stderr) || (err && code === 1 ? String(err.message) : ''),
+        });
+      },
+    );
   });
 }
 
@@ -44,7 +53,9 @@ const UNITS: Record<string, number> = { B: 1, KB: 1e3, MB: 1e6, GB: 1e9 };
 export async function imageSize(engine: BuildEngine, image: string): Promise<number> {
   if (engine === 'buildah') {
     const r = await engineCall(engine, ['images', '--json', image], 20_000);
-    const m = /^([\d.]+)\s*([kKMG]?B)$/.exec(r.code === 0 ? ((JSON.parse(r.stdout) as { size?: string }[])[0]?.size ?? '') : '');
+    const m = /^([\d.]+)\s*([kKMG]?B)$/.exec(
+      r.code === 0 ? ((JSON.parse(r.stdout) as { size?: string }[])[0]?.size ?? '') : '',
+    );
     return m ? Number(m[1]) * (UNITS[(m[2] as string).toUpperCase()] ?? NaN) : NaN;
   }
   const r = await engineCall(engine, ['image', 'inspect', '--format', '{{.Size}}', image], 20_000);
@@ -57,17 +68,23 @@ export async function imageSize(engine: BuildEngine, image: string): Promise<num
  * Returns [] when the engine's defaults work, the first fallback that works otherwise, or throws with both errors.
  */
 export async function runFlags(engine: Engine, image: string, node: string): Promise<string[]> {
-  const probe = (flags: string[]) => engineCall(engine, ['run', '--rm', ...flags, '--entrypoint', node, image, '-e', '0'], 60_000);
+  const probe = (flags: string[]) =>
+    engineCall(engine, ['run', '--rm', ...flags, '--entrypoint', node, image, '-e', '0'], 60_000);
   const first = await probe([]);
   if (first.code === 0) return [];
   const fallback = ['--runtime', 'runc', '--ulimit', 'nofile=1024:1024', '--ulimit', 'nproc=1024:1024'];
   const second = engine === 'podman' ? await probe(fallback) : null;
   if (second?.code === 0) return fallback;
-  throw new Error(`${engine} cannot run ${image}: ${first.stderr.trim()}${second ? ` | with ${fallback.join(' ')}: ${second.stderr.trim()}` : ''}`);
+  throw new Error(
+    `${engine} cannot run ${image}: ${first.stderr.trim()}${second ? ` | with ${fallback.join(' ')}: ${second.stderr.trim()}` : ''}`,
+  );
 }
 
 /** A running container's PID 1 as the host sees it: host pid, its pid inside the container (NSpid's last field), uid. */
-export async function pidOne(engine: Engine, name: string): Promise<{ hostPid: number; pidInContainer: number | null; uid: number | null }> {
+export async function pidOne(
+  engine: Engine,
+  name: string,
+): Promise<{ hostPid: number; pidInContainer: number | null; uid: number | null }> {
   const r = await engineCall(engine, ['inspect', '--format', '{{.State.Pid}}', name], 20_000);
   const hostPid = Number(r.stdout.trim());
   let status = '';
@@ -78,7 +95,11 @@ export async function pidOne(engine: Engine, name: string): Promise<{ hostPid: n
   }
   const ns = /^NSpid:\s*(.*)$/m.exec(status)?.[1]?.trim().split(/\s+/);
   const uid = /^Uid:\s*(\d+)/m.exec(status)?.[1];
-  return { hostPid, pidInContainer: ns ? Number(ns[ns.length - 1]) : null, uid: uid === undefined ? null : Number(uid) };
+  return {
+    hostPid,
+    pidInContainer: ns ? Number(ns[ns.length - 1]) : null,
+    uid: uid === undefined ? null : Number(uid),
+  };
 }
 
 export interface ExitState {
@@ -88,7 +109,11 @@ export interface ExitState {
 }
 
 export async function exitState(engine: Engine, name: string): Promise<ExitState> {
-  const r = await engineCall(engine, ['inspect', '--format', '{{.State.Running}} {{.State.ExitCode}} {{.State.OOMKilled}}', name], 20_000);
+  const r = await engineCall(
+    engine,
+    ['inspect', '--format', '{{.State.Running}} {{.State.ExitCode}} {{.State.OOMKilled}}', name],
+    20_000,
+  );
   const [running, code, oom] = r.stdout.trim().split(' ');
   return { running: running === 'true', exitCode: Number(code), oomKilled: oom === 'true' };
 }

@@ -42,11 +42,15 @@ export function settingsFrom(env: NodeJS.ProcessEnv): ImageSettings {
 }
 
 /** The stand-in bases scripts/images/standin-bases.sh makes (a test/dev helper, never the shipped default). */
-export const STANDIN = { build: 'localhost/standin-node20-build:bookworm', runtime: 'localhost/standin-node20-runtime:bookworm' };
+export const STANDIN = {
+  build: 'localhost/standin-node20-build:bookworm',
+  runtime: 'localhost/standin-node20-runtime:bookworm',
+};
 
 /** Pure: the engine command line that builds one image. */
 export function buildCommand(engine: BuildEngine, s: ImageSettings, file: string, image: string): string[] {
-  const cmd: string[] = engine === 'docker' ? ['docker', 'build'] : engine === 'podman' ? ['podman', 'build'] : ['buildah', 'bud'];
+  const cmd: string[] =
+    engine === 'docker' ? ['docker', 'build'] : engine === 'podman' ? ['podman', 'build'] : ['buildah', 'bud'];
   if (engine !== 'docker') cmd.push('--layers', '--isolation', s.isolation); // docker: BuildKit reads RUN --mount itself
   if (s.buildImage) cmd.push('--build-arg', `BUILD_IMAGE=${s.buildImage}`);
   if (s.runtimeImage) cmd.push('--build-arg', `RUNTIME_IMAGE=${s.runtimeImage}`);
@@ -59,7 +63,11 @@ export function buildCommand(engine: BuildEngine, s: ImageSettings, file: string
 function run(cmd: string[]): Promise<number> {
   return new Promise((resolve) => {
     // build output goes to stderr: stdout carries only the figures
-    const child = spawn(cmd[0] as string, cmd.slice(1), { cwd: ROOT, env: process.env, stdio: ['ignore', process.stderr, process.stderr] });
+    const child = spawn(cmd[0] as string, cmd.slice(1), {
+      cwd: ROOT,
+      env: process.env,
+      stdio: ['ignore', process.stderr, process.stderr],
+    });
     child.on('error', () => resolve(127));
     child.on('exit', (code) => resolve(code ?? 1));
   });
@@ -96,7 +104,9 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       return 1;
     }
   }
-  console.error(`images: engine ${engine}${s.buildImage ? `, build base ${s.buildImage}` : ''}${s.runtimeImage ? `, runtime base ${s.runtimeImage}` : ''}${s.extraCa ? ', extra CA for npm' : ''}`);
+  console.error(
+    `images: engine ${engine}${s.buildImage ? `, build base ${s.buildImage}` : ''}${s.runtimeImage ? `, runtime base ${s.runtimeImage}` : ''}${s.extraCa ? ', extra CA for npm' : ''}`,
+  );
   const built: string[] = [];
   for (const { file, name } of IMAGES) {
     const image = `localhost/${name}:${s.tag}`;
@@ -116,7 +126,12 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     return 1;
   }
   setLogSilent(true); // the in-process simulator's lines would mix with the figures
-  const report = await checkImages({ engine, batcherImage: built[0]!, sidecarImage: built[1]!, log: (l) => console.error(`images-check: ${l}`) });
+  const report = await checkImages({
+    engine,
+    batcherImage: built[0]!,
+    sidecarImage: built[1]!,
+    log: (l) => console.error(`images-check: ${l}`),
+  });
   console.log(JSON.stringify(report, null, 2));
   return report.problems.length === 0 ? 0 : 1;
 }

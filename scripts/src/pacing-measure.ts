@@ -12,13 +12,33 @@ import { CfsClient, setLogSilent } from '@cfs-batcher/shared';
 
 const COMMIT = 'a'.repeat(40);
 
-async function run(components: number, startsPerSecond: number, pendingTimeoutS: number, caps: Partial<Tuning>): Promise<string> {
+async function run(
+  components: number,
+  startsPerSecond: number,
+  pendingTimeoutS: number,
+  caps: Partial<Tuning>,
+): Promise<string> {
   const sim = createSimulator({ operator: { pendingMs: 200, runningMs: 2000, maxStartsPerSecond: startsPerSecond } });
-  sim.state.putConfiguration({ name: 'cfg', layers: [{ name: 'l0', clone_url: 'https://vcs/l0.git', commit: COMMIT, playbook: 'site.yml' }] });
+  sim.state.putConfiguration({
+    name: 'cfg',
+    layers: [{ name: 'l0', clone_url: 'https://vcs/l0.git', commit: COMMIT, playbook: 'site.yml' }],
+  });
   for (let i = 0; i < components; i++) {
-    sim.state.putComponent({ id: `x${String(i).padStart(6, '0')}`, desired_config: 'cfg', enabled: true, error_count: 0, state: [], tags: {} });
+    sim.state.putComponent({
+      id: `x${String(i).padStart(6, '0')}`,
+      desired_config: 'cfg',
+      enabled: true,
+      error_count: 0,
+      state: [],
+      tags: {},
+    });
   }
-  sim.state.options = { ...DEFAULT_OPTIONS, batch_window: 0, batcher_check_interval: 1, batcher_pending_timeout: pendingTimeoutS };
+  sim.state.options = {
+    ...DEFAULT_OPTIONS,
+    batch_window: 0,
+    batcher_check_interval: 1,
+    batcher_pending_timeout: pendingTimeoutS,
+  };
   const { url } = await sim.listen(0);
   const client = new CfsClient({ baseUrl: url });
   const batcher = createBatcher({ client, tuning: { ...caps } });
@@ -35,9 +55,14 @@ async function run(components: number, startsPerSecond: number, pendingTimeoutS:
   const seconds = (Date.now() - start) / 1000;
   const history = sim.history.all();
   const waits = history.filter((e) => e.running_ms != null).map((e) => (e.running_ms! - e.created_ms!) / 1000);
-  const stuck = (await batcher.metrics.sessionsCompleted.get()).values.find((v) => v.labels.result === 'pending_timeout')?.value ?? 0;
+  const stuck =
+    (await batcher.metrics.sessionsCompleted.get()).values.find((v) => v.labels.result === 'pending_timeout')?.value ??
+    0;
   await sim.close();
-  const label = caps.pendingSessionsCap === 0 ? 'no caps' : `caps ${caps.pendingSessionsCap} pending, ${caps.createsPerMinuteCap}/min`;
+  const label =
+    caps.pendingSessionsCap === 0
+      ? 'no caps'
+      : `caps ${caps.pendingSessionsCap} pending, ${caps.createsPerMinuteCap}/min`;
   return `${label}: all configured in ${seconds.toFixed(0)} s, sessions ${history.length}, pending peak ${peak}, longest pending ${Math.max(0, ...waits).toFixed(1)} s, stuck-in-pending deletions ${stuck}, overlaps ${sim.history.overlappingSessions().length}`;
 }
 
@@ -47,7 +72,12 @@ async function main(): Promise<void> {
   console.log(`${n} components, batch_size 25, operator ${rate} starts/s, batcher_pending_timeout ${timeout} s`);
   console.log(await run(n, rate, timeout, { pendingSessionsCap: 0, createsPerMinuteCap: 0 }));
   const d = DEFAULT_TUNING;
-  console.log(await run(n, rate, timeout, { pendingSessionsCap: d.pendingSessionsCap, createsPerMinuteCap: d.createsPerMinuteCap }));
+  console.log(
+    await run(n, rate, timeout, {
+      pendingSessionsCap: d.pendingSessionsCap,
+      createsPerMinuteCap: d.createsPerMinuteCap,
+    }),
+  );
 }
 
 void main();

@@ -136,7 +136,13 @@ function start(s: KubeletState, cfg: ContainerProbes, nowMs: number, actions: Ku
   actions.push({ type: 'start', generation: s.generation });
 }
 
-function terminate(s: KubeletState, nowMs: number, reason: string, graceSeconds: number, actions: KubeletAction[]): void {
+function terminate(
+  s: KubeletState,
+  nowMs: number,
+  reason: string,
+  graceSeconds: number,
+  actions: KubeletAction[],
+): void {
   s.phase = 'terminating';
   s.killAtMs = nowMs + graceSeconds * 1000;
   s.killSent = false;
@@ -203,9 +209,18 @@ function onProbe(
       break;
     case 'liveness':
       if (!ev.ok) {
-        actions.push({ type: 'log', message: `liveness probe failed (${track.failures}/${spec.failureThreshold})${detail}` });
+        actions.push({
+          type: 'log',
+          message: `liveness probe failed (${track.failures}/${spec.failureThreshold})${detail}`,
+        });
         if (track.failures >= spec.failureThreshold) {
-          terminate(s, ev.nowMs, `liveness probe failed ${track.failures} times${detail}`, graceFor(cfg, spec), actions);
+          terminate(
+            s,
+            ev.nowMs,
+            `liveness probe failed ${track.failures} times${detail}`,
+            graceFor(cfg, spec),
+            actions,
+          );
         }
       }
       break;
@@ -221,11 +236,7 @@ function onProbe(
   }
 }
 
-function onExited(
-  s: KubeletState,
-  ev: Extract<KubeletEvent, { type: 'exited' }>,
-  actions: KubeletAction[],
-): void {
+function onExited(s: KubeletState, ev: Extract<KubeletEvent, { type: 'exited' }>, actions: KubeletAction[]): void {
   if (s.phase === 'waiting' || s.phase === 'stopped') return;
   const ranMs = s.startedAtMs === null ? 0 : ev.nowMs - s.startedAtMs;
   const how = ev.signal ? `signal ${ev.signal}` : `code ${ev.code}`;

@@ -27,7 +27,8 @@ export async function waitForCfs(baseUrl: string, deadlineMs: number, gaveUp: ()
 
 export async function patchOptions(baseUrl: string, patch: Record<string, unknown>): Promise<void> {
   const res = await axios.patch(`${baseUrl}/options`, patch, { timeout: TIMEOUT_MS, validateStatus: () => true });
-  if (res.status !== 200) throw new Error(`PATCH ${baseUrl}/options answered HTTP ${res.status}: ${JSON.stringify(res.data).slice(0, 300)}`);
+  if (res.status !== 200)
+    throw new Error(`PATCH ${baseUrl}/options answered HTTP ${res.status}: ${JSON.stringify(res.data).slice(0, 300)}`);
 }
 
 /** Pages through GET /components (v3 `next` paging) and counts configuration_status values. Bounded to 100 pages. */
@@ -44,14 +45,19 @@ export async function countComponentStatuses(baseUrl: string): Promise<Record<st
       counts[s] = (counts[s] ?? 0) + 1;
     }
     if (body.next === null || body.next === undefined || typeof body.next !== 'object') return counts;
-    params = Object.fromEntries(Object.entries(body.next as Record<string, unknown>).filter(([, v]) => v !== null && v !== undefined));
+    params = Object.fromEntries(
+      Object.entries(body.next as Record<string, unknown>).filter(([, v]) => v !== null && v !== undefined),
+    );
   }
   return counts;
 }
 
 /** Sessions the batcher ever created, from the simulator's history (`batcher-` names, deleted ones included). */
 export async function countBatcherSessions(simOrigin: string): Promise<number> {
-  const res = await axios.get(`${simOrigin}/__sim/sessions-history`, { timeout: TIMEOUT_MS, validateStatus: () => true });
+  const res = await axios.get(`${simOrigin}/__sim/sessions-history`, {
+    timeout: TIMEOUT_MS,
+    validateStatus: () => true,
+  });
   if (res.status !== 200) throw new Error(`GET /__sim/sessions-history answered HTTP ${res.status}`);
   const sessions = (res.data as { sessions?: Array<{ name?: unknown }> }).sessions ?? [];
   return sessions.filter((s) => typeof s.name === 'string' && s.name.startsWith('batcher-')).length;

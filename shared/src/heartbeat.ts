@@ -38,7 +38,16 @@ export const WAIT_PHASES: ReadonlySet<Phase> = new Set<Phase>(['waiting_for_cfs'
 const epochMs = z.number().int().nonnegative();
 
 /** `creating.state`: the sidecar reads every state but ok/idle as "CFS trouble or a deliberate hold". */
-export const CREATING_STATES = ['ok', 'idle', 'cfs_refusing', 'cfs_timeout', 'uncertain', 'backoff', 'paced', 'disabled'] as const;
+export const CREATING_STATES = [
+  'ok',
+  'idle',
+  'cfs_refusing',
+  'cfs_timeout',
+  'uncertain',
+  'backoff',
+  'paced',
+  'disabled',
+] as const;
 export type CreatingState = (typeof CREATING_STATES)[number];
 
 export const heartbeatSchema = z.object({
@@ -78,9 +87,7 @@ export const heartbeatSchema = z.object({
   }),
   cfs: z.object({
     last_success_ms: epochMs.nullable(),
-    last_error: z
-      .object({ at_ms: epochMs, kind: z.string(), message: z.string() })
-      .nullable(),
+    last_error: z.object({ at_ms: epochMs, kind: z.string(), message: z.string() }).nullable(),
   }),
   counters: z.object({
     pending_seen: z.number().int().nonnegative(),
@@ -149,7 +156,9 @@ export type HeartbeatReadResult =
   | { ok: false; reason: 'missing' | 'unreadable' | 'oversized' | 'empty' | 'not_json' | 'invalid'; detail: string };
 
 /** Pure: validates heartbeat text. Every rejection says what was wrong. */
-export function parseHeartbeat(text: string): { ok: true; heartbeat: Heartbeat } | { ok: false; reason: 'empty' | 'not_json' | 'invalid'; detail: string } {
+export function parseHeartbeat(
+  text: string,
+): { ok: true; heartbeat: Heartbeat } | { ok: false; reason: 'empty' | 'not_json' | 'invalid'; detail: string } {
   if (text.trim() === '') return { ok: false, reason: 'empty', detail: 'heartbeat file is empty' };
   let data: unknown;
   try {
@@ -179,7 +188,11 @@ export async function readHeartbeat(filePath: string): Promise<HeartbeatReadResu
     const stat = await handle.stat();
     if (!stat.isFile()) return { ok: false, reason: 'unreadable', detail: `${filePath} is not a regular file` };
     if (stat.size > HEARTBEAT_MAX_BYTES) {
-      return { ok: false, reason: 'oversized', detail: `heartbeat is ${stat.size} bytes (limit ${HEARTBEAT_MAX_BYTES})` };
+      return {
+        ok: false,
+        reason: 'oversized',
+        detail: `heartbeat is ${stat.size} bytes (limit ${HEARTBEAT_MAX_BYTES})`,
+      };
     }
     const buf = Buffer.alloc(HEARTBEAT_MAX_BYTES + 1);
     const { bytesRead } = await handle.read(buf, 0, buf.length, 0);

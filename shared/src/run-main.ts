@@ -53,7 +53,9 @@ export function runMain(main: () => Promise<number | void>, onError?: (err: unkn
     (err: unknown) => {
       if (exitOnStartFailure(err)) return;
       if (onError) return onError(err);
-      log.error(`Unexpected error occurred: ${(err as Error)?.message ?? String(err)}`, { stack: (err as Error)?.stack });
+      log.error(`Unexpected error occurred: ${(err as Error)?.message ?? String(err)}`, {
+        stack: (err as Error)?.stack,
+      });
       process.exit(1);
     },
   );

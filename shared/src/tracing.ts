@@ -12,7 +12,14 @@
  * Configured by the standard OTEL_* environment (endpoint, service name, sampler, OTEL_SDK_DISABLED, resource
  * attributes) plus POD_NAME / POD_NAMESPACE / CONTAINER_NAME from the downward API (see docs/CONTRACTS.md).
  */
-import { type Attributes, type DiagLogger, DiagConsoleLogger, DiagLogLevel, type TextMapPropagator, diag } from '@opentelemetry/api';
+import {
+  type Attributes,
+  type DiagLogger,
+  DiagConsoleLogger,
+  DiagLogLevel,
+  type TextMapPropagator,
+  diag,
+} from '@opentelemetry/api';
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { registerInstrumentations } from '@opentelemetry/instrumentation';
@@ -173,7 +180,10 @@ function inactive(): Telemetry {
  * undefined = the provider's default (tracecontext + baggage), null = none.
  */
 export function propagatorFromEnv(env: Env = process.env): TextMapPropagator | null | undefined {
-  const names = (env.OTEL_PROPAGATORS ?? '').split(',').map((n) => n.trim().toLowerCase()).filter((n) => n !== '');
+  const names = (env.OTEL_PROPAGATORS ?? '')
+    .split(',')
+    .map((n) => n.trim().toLowerCase())
+    .filter((n) => n !== '');
   if (names.length === 0) return undefined;
   if (names.includes('none')) return null;
   const propagators: TextMapPropagator[] = [];

@@ -26,20 +26,26 @@ export function createApp(state: AppState, metrics: SidecarMetrics): Express {
   });
 
   const notYet = (res: Response): void => {
-    res.status(503).json({ live: false, reason: 'starting', message: 'the sidecar has not evaluated the heartbeat yet' });
+    res
+      .status(503)
+      .json({ live: false, reason: 'starting', message: 'the sidecar has not evaluated the heartbeat yet' });
   };
 
   app.get('/livez', (_req, res) => {
     const e = state.evaluation();
     if (!e) return notYet(res);
     const v = e.verdict;
-    res.status(v.live ? 200 : 503).json({ live: v.live, reason: v.reason, message: v.message, evaluated_at: new Date(e.now.wallMs).toISOString() });
+    res
+      .status(v.live ? 200 : 503)
+      .json({ live: v.live, reason: v.reason, message: v.message, evaluated_at: new Date(e.now.wallMs).toISOString() });
   });
 
   app.get('/startupz', (_req, res) => {
     const e = state.evaluation();
     if (!e) return notYet(res);
-    res.status(e.startup.ready ? 200 : 503).json({ ready: e.startup.ready, message: e.startup.message, live_reason: e.verdict.reason });
+    res
+      .status(e.startup.ready ? 200 : 503)
+      .json({ ready: e.startup.ready, message: e.startup.message, live_reason: e.verdict.reason });
   });
 
   app.get('/healthz', (_req, res) => {

@@ -2,7 +2,14 @@
  * The sidecar's own cheap look at CFS: one limit=1 page of pending components and of running/pending batcher
  * sessions. Never called on a probe path; the evaluator loop runs it at most once per poll period.
  */
-import { BATCHER_SESSION_PREFIX, isCfsError, type CfsClient, type ComponentFilter, type ListOptions, type SessionFilter } from '@cfs-batcher/shared';
+import {
+  BATCHER_SESSION_PREFIX,
+  isCfsError,
+  type CfsClient,
+  type ComponentFilter,
+  type ListOptions,
+  type SessionFilter,
+} from '@cfs-batcher/shared';
 import type { CfsObservation, Now } from './history';
 
 /** The two client calls the sidecar needs (the shared CfsClient satisfies it; tests may fake it). */
@@ -22,7 +29,11 @@ function describe(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-export async function observeCfs(client: SidecarCfsClient, now: () => Now, signal?: AbortSignal): Promise<CfsObservation> {
+export async function observeCfs(
+  client: SidecarCfsClient,
+  now: () => Now,
+  signal?: AbortSignal,
+): Promise<CfsObservation> {
   const start = now();
   const o: ListOptions = { signal, pageSize: 1 };
   const done = (rest: Partial<CfsObservation> & { ok: boolean }): CfsObservation => ({
@@ -41,7 +52,9 @@ export async function observeCfs(client: SidecarCfsClient, now: () => Now, signa
       for (const status of ['running', 'pending'] as const) {
         const filter: SessionFilter = { name_contains: BATCHER_SESSION_PREFIX, status, limit: 1 };
         const sp = await firstPage(client.listSessions(filter, { signal }));
-        const s = sp?.sessions[0] ?? (sp && sp.invalid.length > 0 ? { name: sp.invalid[0]?.id ?? '(invalid record)' } : undefined);
+        const s =
+          sp?.sessions[0] ??
+          (sp && sp.invalid.length > 0 ? { name: sp.invalid[0]?.id ?? '(invalid record)' } : undefined);
         if (s) {
           active = { name: String(s.name), status };
           break;

@@ -19,23 +19,26 @@ export interface CheckResult {
 
 function askSidecar(port: number, kind: CheckKind, timeoutMs: number): Promise<CheckResult | null> {
   return new Promise((resolve) => {
-    const req = http.get({ host: '127.0.0.1', port, path: kind === 'live' ? '/livez' : '/startupz', timeout: timeoutMs }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => {
-        if (text.length < 65536) text += c;
-      });
-      res.on('end', () => {
-        let body: Record<string, unknown>;
-        try {
-          body = JSON.parse(text) as Record<string, unknown>;
-        } catch {
-          body = { message: text.slice(0, 500) };
-        }
-        resolve({ ok: res.statusCode === 200, source: 'sidecar', body });
-      });
-      res.on('error', () => resolve(null));
-    });
+    const req = http.get(
+      { host: '127.0.0.1', port, path: kind === 'live' ? '/livez' : '/startupz', timeout: timeoutMs },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => {
+          if (text.length < 65536) text += c;
+        });
+        res.on('end', () => {
+          let body: Record<string, unknown>;
+          try {
+            body = JSON.parse(text) as Record<string, unknown>;
+          } catch {
+            body = { message: text.slice(0, 500) };
+          }
+          resolve({ ok: res.statusCode === 200, source: 'sidecar', body });
+        });
+        res.on('error', () => resolve(null));
+      },
+    );
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', () => resolve(null));
   });
@@ -54,7 +57,15 @@ export async function standaloneCheck(config: SidecarConfig, kind: CheckKind, no
   const ago = (ms: number): number => now.monoMs - Math.max(0, now.wallMs - ms);
   const history =
     cur && hb
-      ? { ...observed, current: { ...cur, advancedAtMono: ago(hb.written_at_ms), rewrittenSeenMono: ago(hb.written_at_ms), phaseSeenMono: ago(hb.phase_started_at_ms) } }
+      ? {
+          ...observed,
+          current: {
+            ...cur,
+            advancedAtMono: ago(hb.written_at_ms),
+            rewrittenSeenMono: ago(hb.written_at_ms),
+            phaseSeenMono: ago(hb.phase_started_at_ms),
+          },
+        }
       : observed;
   const v = evaluate({ now, heartbeatRead: read, history, cfs, thresholds: t });
   if (kind === 'startup') {
@@ -64,7 +75,12 @@ export async function standaloneCheck(config: SidecarConfig, kind: CheckKind, no
   return { ok: v.live, source: 'standalone', body: { live: v.live, reason: v.reason, message: v.message } };
 }
 
-export async function runCheck(config: SidecarConfig, kind: CheckKind, standalone: boolean, now: () => Now): Promise<CheckResult> {
+export async function runCheck(
+  config: SidecarConfig,
+  kind: CheckKind,
+  standalone: boolean,
+  now: () => Now,
+): Promise<CheckResult> {
   if (!standalone) {
     const fromSidecar = await askSidecar(config.port, kind, 2000);
     if (fromSidecar) return fromSidecar;

@@ -53,7 +53,8 @@ export interface SidecarConfig {
 /** Phases whose time is bounded by something else: sleep by the freshness limit, waits not at all. */
 const UNBUDGETED: ReadonlySet<Phase> = new Set<Phase>(['sleep', ...WAIT_PHASES]);
 
-export const DEFAULT_PHASE_BUDGETS = 'starting=60,rebuild=300,options=60,check_status=120,collect=180,send=120,stopping=60';
+export const DEFAULT_PHASE_BUDGETS =
+  'starting=60,rebuild=300,options=60,check_status=120,collect=180,send=120,stopping=60';
 
 /** Pure: "rebuild=300,options=60" -> { rebuild: 300000, options: 60000 }. */
 export function parsePhaseBudgets(text: string, name = 'SIDECAR_PHASE_BUDGETS'): Partial<Record<Phase, number>> {
@@ -69,7 +70,9 @@ export function parsePhaseBudgets(text: string, name = 'SIDECAR_PHASE_BUDGETS'):
       throw new ConfigError(`${setting}: unknown phase "${m[1]}" (phases: ${PHASES.join(', ')})`);
     }
     if (UNBUDGETED.has(phase)) {
-      throw new ConfigError(`${setting}: phase "${phase}" takes no budget (sleep is bounded by the freshness limit, waits are exempt)`);
+      throw new ConfigError(
+        `${setting}: phase "${phase}" takes no budget (sleep is bounded by the freshness limit, waits are exempt)`,
+      );
     }
     const seconds = Number(m[2]);
     if (seconds < 1) throw new ConfigError(`${setting}: budget for ${phase} must be at least 1 s`);

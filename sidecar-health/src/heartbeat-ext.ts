@@ -5,10 +5,26 @@
  */
 import type { Heartbeat } from '@cfs-batcher/shared';
 
-export const CREATING_STATES = ['ok', 'idle', 'cfs_refusing', 'cfs_timeout', 'uncertain', 'backoff', 'paced', 'disabled'] as const;
+export const CREATING_STATES = [
+  'ok',
+  'idle',
+  'cfs_refusing',
+  'cfs_timeout',
+  'uncertain',
+  'backoff',
+  'paced',
+  'disabled',
+] as const;
 export type CreatingState = (typeof CREATING_STATES)[number];
 /** States in which "no session created" is CFS's trouble (or a deliberate hold), not a stalled loop. */
-export const TROUBLE_STATES: ReadonlySet<CreatingState> = new Set<CreatingState>(['cfs_refusing', 'cfs_timeout', 'uncertain', 'backoff', 'paced', 'disabled']);
+export const TROUBLE_STATES: ReadonlySet<CreatingState> = new Set<CreatingState>([
+  'cfs_refusing',
+  'cfs_timeout',
+  'uncertain',
+  'backoff',
+  'paced',
+  'disabled',
+]);
 
 export interface Creating {
   state: CreatingState;
@@ -50,7 +66,9 @@ function creatingOf(v: unknown): Creating | null {
 function pacingOf(v: unknown): Pacing | null {
   if (!isObj(v)) return null;
   const [a, b, c] = [count(v.pending_sessions), count(v.pending_cap), count(v.creates_per_minute_cap)];
-  return a === null || b === null || c === null ? null : { pending_sessions: a, pending_cap: b, creates_per_minute_cap: c };
+  return a === null || b === null || c === null
+    ? null
+    : { pending_sessions: a, pending_cap: b, creates_per_minute_cap: c };
 }
 
 /** Pure: the optional fields of a parsed heartbeat, each null when absent or malformed. */

@@ -95,14 +95,25 @@ export function initialHistory(now: Now): History {
     restarts: 0,
     instancesSeen: [],
     cycleSamples: [],
-    stall: { sinceMono: null, instanceId: null, sessionsCreatedTotal: null, lastSessionCreatedMs: null, lastCfsErrorMs: null },
+    stall: {
+      sinceMono: null,
+      instanceId: null,
+      sessionsCreatedTotal: null,
+      lastSessionCreatedMs: null,
+      lastCfsErrorMs: null,
+    },
   };
 }
 
 const phaseKeyOf = (hb: Heartbeat): string => `${hb.phase}@${hb.phase_started_at_ms}`;
 
 /** Pure: a batcher timestamp as last seen, and when the sidecar saw it change (its own clock, never the file's). */
-function seenChange(prevValue: number | null, prevMono: number | null, value: number | null, nowMono: number): [number | null, number | null] {
+function seenChange(
+  prevValue: number | null,
+  prevMono: number | null,
+  value: number | null,
+  nowMono: number,
+): [number | null, number | null] {
   if (value === null) return [null, null];
   return value !== prevValue || prevMono === null ? [value, nowMono] : [value, prevMono];
 }
@@ -150,8 +161,18 @@ function observeHeartbeat(prev: History, read: HeartbeatReadResult, now: Now): H
   const key = phaseKeyOf(hb);
   // Only an advancing heartbeat may move the attempt and answer clocks: an old copy must not look like activity.
   const ext = heartbeatExt(advanced ? hb : prev.lastGood);
-  const [lastAttemptMs, attemptSeenMono] = seenChange(cur.lastAttemptMs, cur.attemptSeenMono, ext.creating?.last_attempt_ms ?? null, now.monoMs);
-  const [lastCfsAnswerMs, answerSeenMono] = seenChange(cur.lastCfsAnswerMs, cur.answerSeenMono, ext.lastCfsAnswerMs, now.monoMs);
+  const [lastAttemptMs, attemptSeenMono] = seenChange(
+    cur.lastAttemptMs,
+    cur.attemptSeenMono,
+    ext.creating?.last_attempt_ms ?? null,
+    now.monoMs,
+  );
+  const [lastCfsAnswerMs, answerSeenMono] = seenChange(
+    cur.lastCfsAnswerMs,
+    cur.answerSeenMono,
+    ext.lastCfsAnswerMs,
+    now.monoMs,
+  );
   next.current = {
     ...cur,
     rewrittenSeenMono: hb.written_at_ms > cur.latestWrittenAtMs ? now.monoMs : cur.rewrittenSeenMono,
@@ -169,7 +190,9 @@ function observeHeartbeat(prev: History, read: HeartbeatReadResult, now: Now): H
   // A lower or equal sequence is an old copy or a rewrite: it must not replace what we know.
   if (advanced || !prev.lastGood) next.lastGood = hb;
   if (advanced) {
-    const samples = [...prev.cycleSamples, { mono: now.monoMs, cycle: hb.cycle }].filter((s) => now.monoMs - s.mono <= CYCLE_WINDOW_MS);
+    const samples = [...prev.cycleSamples, { mono: now.monoMs, cycle: hb.cycle }].filter(
+      (s) => now.monoMs - s.mono <= CYCLE_WINDOW_MS,
+    );
     next.cycleSamples = samples.slice(-MAX_CYCLE_SAMPLES);
   }
   return next;
@@ -197,14 +220,27 @@ function stallInput(cfs: CfsCache, now: Now, staleMs: number): CfsObservation | 
  * Pure: the stall clock of the progress rule. It runs while CFS shows pending components, the batcher is enabled,
  * not backing off, not waiting on CFS, and no batcher session is active; any progress signal restarts it.
  */
-function observeStall(prev: StallClock, hb: Heartbeat | null, cfs: CfsObservation | null | 'hold', now: Now): StallClock {
-  if (!hb) return { sinceMono: null, instanceId: null, sessionsCreatedTotal: null, lastSessionCreatedMs: null, lastCfsErrorMs: null };
+function observeStall(
+  prev: StallClock,
+  hb: Heartbeat | null,
+  cfs: CfsObservation | null | 'hold',
+  now: Now,
+): StallClock {
+  if (!hb)
+    return {
+      sinceMono: null,
+      instanceId: null,
+      sessionsCreatedTotal: null,
+      lastSessionCreatedMs: null,
+      lastCfsErrorMs: null,
+    };
   const sameInstance = prev.instanceId === hb.instance_id;
   const lastErrorMs = hb.cfs.last_error?.at_ms ?? null;
   const created =
     !sameInstance ||
     (prev.sessionsCreatedTotal !== null && hb.counters.sessions_created_total > prev.sessionsCreatedTotal) ||
-    (hb.counters.last_session_created_ms !== null && hb.counters.last_session_created_ms !== prev.lastSessionCreatedMs) ||
+    (hb.counters.last_session_created_ms !== null &&
+      hb.counters.last_session_created_ms !== prev.lastSessionCreatedMs) ||
     // A new CFS error (e.g. a refused session create) means the batcher is trying and CFS says no: not a stall.
     (lastErrorMs !== null && lastErrorMs !== prev.lastCfsErrorMs);
   const base = {
@@ -215,13 +251,20 @@ function observeStall(prev: StallClock, hb: Heartbeat | null, cfs: CfsObservatio
   };
   if (cfs === 'hold') return { ...base, sinceMono: created && prev.sinceMono !== null ? now.monoMs : prev.sinceMono };
   // pending_seen: components the batcher itself could schedule; records it must skip are not its stall.
-  const applicable = cfs !== null && !hb.disabled && !hb.backoff.active && !hb.phase_is_wait && hb.counters.pending_seen > 0;
+  const applicable =
+    cfs !== null && !hb.disabled && !hb.backoff.active && !hb.phase_is_wait && hb.counters.pending_seen > 0;
   if (!applicable || cfs.pendingComponents !== true || cfs.activeSession) return { ...base, sinceMono: null };
   if (created || prev.sinceMono === null) return { ...base, sinceMono: now.monoMs };
   return { ...base, sinceMono: prev.sinceMono };
 }
 
-export function observe(prev: History, read: HeartbeatReadResult, cfs: CfsCache, now: Now, cfsStaleMs: number): History {
+export function observe(
+  prev: History,
+  read: HeartbeatReadResult,
+  cfs: CfsCache,
+  now: Now,
+  cfsStaleMs: number,
+): History {
   const next = observeHeartbeat(prev, read, now);
   next.stall = observeStall(prev.stall, next.lastGood, stallInput(cfs, now, cfsStaleMs), now);
   return next;

@@ -29,23 +29,92 @@ export class SidecarMetrics {
     const registers = [this.registry];
     if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
     this.live = new Gauge({ name: 'cfs_batcher_health_live', help: '1 when /livez answers 200', registers });
-    this.verdict = new Gauge({ name: 'cfs_batcher_health_verdict', help: '1 for the verdict reason in force, 0 for the others', labelNames: ['reason'], registers });
-    this.hbAge = new Gauge({ name: 'cfs_batcher_health_heartbeat_age_seconds', help: 'Seconds since the batcher heartbeat last advanced (NaN before the first one)', registers });
-    this.hbTimestamp = new Gauge({ name: 'cfs_batcher_health_last_heartbeat_timestamp_seconds', help: 'written_at of the newest valid heartbeat', registers });
-    this.hbSequence = new Gauge({ name: 'cfs_batcher_health_heartbeat_sequence', help: 'Sequence of the newest valid heartbeat', registers });
-    this.restarts = new Counter({ name: 'cfs_batcher_health_batcher_restarts_total', help: 'Batcher instance id changes seen by this sidecar', registers });
-    this.cfsReachable = new Gauge({ name: 'cfs_batcher_health_cfs_reachable', help: '1 when the last CFS query round succeeded', registers });
-    this.pending = new Gauge({ name: 'cfs_batcher_health_pending_components', help: '1 when at least one enabled component is pending (limit=1 query), 0 when none', registers });
-    this.stall = new Gauge({ name: 'cfs_batcher_health_pending_stall_seconds', help: 'How long components have been pending with no batcher session progress', registers });
-    this.probes = new Counter({ name: 'cfs_batcher_health_probe_requests_total', help: 'Requests to the sidecar endpoints', labelNames: ['path', 'code'], registers });
-    this.creating = new Gauge({ name: 'cfs_batcher_health_creating_state', help: "1 for the batcher's creating.state in force (why it is or is not creating sessions), 0 for the others; all 0 when unreported", labelNames: ['state'], registers });
-    this.pendingSessions = new Gauge({ name: 'cfs_batcher_health_pending_sessions', help: 'Batcher sessions still pending in CFS (pacing.pending_sessions; NaN when unreported)', registers });
-    this.pendingCap = new Gauge({ name: 'cfs_batcher_health_pending_sessions_cap', help: 'Cap on batcher sessions pending in CFS (pacing.pending_cap)', registers });
-    this.createsCap = new Gauge({ name: 'cfs_batcher_health_creates_per_minute_cap', help: 'Session creates per minute allowed (pacing.creates_per_minute_cap)', registers });
-    this.unwritten = new Gauge({ name: 'cfs_batcher_health_completions_unwritten', help: 'Components whose completion PATCH failed and is queued for retry', registers });
+    this.verdict = new Gauge({
+      name: 'cfs_batcher_health_verdict',
+      help: '1 for the verdict reason in force, 0 for the others',
+      labelNames: ['reason'],
+      registers,
+    });
+    this.hbAge = new Gauge({
+      name: 'cfs_batcher_health_heartbeat_age_seconds',
+      help: 'Seconds since the batcher heartbeat last advanced (NaN before the first one)',
+      registers,
+    });
+    this.hbTimestamp = new Gauge({
+      name: 'cfs_batcher_health_last_heartbeat_timestamp_seconds',
+      help: 'written_at of the newest valid heartbeat',
+      registers,
+    });
+    this.hbSequence = new Gauge({
+      name: 'cfs_batcher_health_heartbeat_sequence',
+      help: 'Sequence of the newest valid heartbeat',
+      registers,
+    });
+    this.restarts = new Counter({
+      name: 'cfs_batcher_health_batcher_restarts_total',
+      help: 'Batcher instance id changes seen by this sidecar',
+      registers,
+    });
+    this.cfsReachable = new Gauge({
+      name: 'cfs_batcher_health_cfs_reachable',
+      help: '1 when the last CFS query round succeeded',
+      registers,
+    });
+    this.pending = new Gauge({
+      name: 'cfs_batcher_health_pending_components',
+      help: '1 when at least one enabled component is pending (limit=1 query), 0 when none',
+      registers,
+    });
+    this.stall = new Gauge({
+      name: 'cfs_batcher_health_pending_stall_seconds',
+      help: 'How long components have been pending with no batcher session progress',
+      registers,
+    });
+    this.probes = new Counter({
+      name: 'cfs_batcher_health_probe_requests_total',
+      help: 'Requests to the sidecar endpoints',
+      labelNames: ['path', 'code'],
+      registers,
+    });
+    this.creating = new Gauge({
+      name: 'cfs_batcher_health_creating_state',
+      help: "1 for the batcher's creating.state in force (why it is or is not creating sessions), 0 for the others; all 0 when unreported",
+      labelNames: ['state'],
+      registers,
+    });
+    this.pendingSessions = new Gauge({
+      name: 'cfs_batcher_health_pending_sessions',
+      help: 'Batcher sessions still pending in CFS (pacing.pending_sessions; NaN when unreported)',
+      registers,
+    });
+    this.pendingCap = new Gauge({
+      name: 'cfs_batcher_health_pending_sessions_cap',
+      help: 'Cap on batcher sessions pending in CFS (pacing.pending_cap)',
+      registers,
+    });
+    this.createsCap = new Gauge({
+      name: 'cfs_batcher_health_creates_per_minute_cap',
+      help: 'Session creates per minute allowed (pacing.creates_per_minute_cap)',
+      registers,
+    });
+    this.unwritten = new Gauge({
+      name: 'cfs_batcher_health_completions_unwritten',
+      help: 'Components whose completion PATCH failed and is queued for retry',
+      registers,
+    });
     for (const reason of REASONS) this.verdict.set({ reason }, 0);
     for (const state of CREATING_STATES) this.creating.set({ state }, 0);
-    for (const g of [this.hbAge, this.hbTimestamp, this.hbSequence, this.cfsReachable, this.pending, this.pendingSessions, this.pendingCap, this.createsCap, this.unwritten]) {
+    for (const g of [
+      this.hbAge,
+      this.hbTimestamp,
+      this.hbSequence,
+      this.cfsReachable,
+      this.pending,
+      this.pendingSessions,
+      this.pendingCap,
+      this.createsCap,
+      this.unwritten,
+    ]) {
       g.set(Number.NaN);
     }
     this.stall.set(0);

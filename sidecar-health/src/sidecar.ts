@@ -80,11 +80,15 @@ export function createSidecar(config: SidecarConfig, deps: SidecarDeps = {}): Si
     }
     const pb = prev?.history.badRead?.reason ?? null;
     const nb = next.history.badRead;
-    if (nb && nb.reason !== pb && nb.reason !== 'missing') log.warn(`Heartbeat file unusable: ${nb.detail}`, { read: nb.reason });
+    if (nb && nb.reason !== pb && nb.reason !== 'missing')
+      log.warn(`Heartbeat file unusable: ${nb.detail}`, { read: nb.reason });
     if (prev && next.history.restarts > prev.history.restarts) {
-      log.info(`New batcher instance ${next.history.current?.id ?? '?'} (restart ${next.history.restarts} seen by this sidecar)`);
+      log.info(
+        `New batcher instance ${next.history.current?.id ?? '?'} (restart ${next.history.restarts} seen by this sidecar)`,
+      );
     }
-    if (prev?.startup.ready !== next.startup.ready) log.info(`Batcher startup gate: ${next.startup.message}`, { ready: next.startup.ready });
+    if (prev?.startup.ready !== next.startup.ready)
+      log.info(`Batcher startup gate: ${next.startup.message}`, { ready: next.startup.ready });
   }
 
   async function checkVolume(): Promise<void> {
@@ -154,7 +158,9 @@ export function createSidecar(config: SidecarConfig, deps: SidecarDeps = {}): Si
   };
 
   const status = (): Record<string, unknown> | null =>
-    current ? buildStatus(current, t, { heartbeatPath: config.heartbeatPath, cfsPollMs: client ? config.cfsPollMs : 0 }) : null;
+    current
+      ? buildStatus(current, t, { heartbeatPath: config.heartbeatPath, cfsPollMs: client ? config.cfsPollMs : 0 })
+      : null;
 
   const app = createApp(
     {
@@ -179,7 +185,10 @@ export function createSidecar(config: SidecarConfig, deps: SidecarDeps = {}): Si
       const s = createServer(app);
       const { port } = await listen(s, config.port, config.host);
       server = s;
-      log.info(`Health sidecar listening on ${config.host}:${port}`, { heartbeat_path: config.heartbeatPath, cfs_poll_ms: client ? config.cfsPollMs : 0 });
+      log.info(`Health sidecar listening on ${config.host}:${port}`, {
+        heartbeat_path: config.heartbeatPath,
+        cfs_poll_ms: client ? config.cfsPollMs : 0,
+      });
       return port;
     },
     async stop() {

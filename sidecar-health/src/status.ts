@@ -14,10 +14,15 @@ export interface Evaluation {
   startup: StartupVerdict;
 }
 
-const iso = (ms: number | null | undefined): string | null => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
+const iso = (ms: number | null | undefined): string | null =>
+  ms === null || ms === undefined ? null : new Date(ms).toISOString();
 const sec = (ms: number | null): number | null => (ms === null ? null : Math.round(ms / 100) / 10);
 
-export function buildStatus(e: Evaluation, t: Thresholds, extra: { heartbeatPath: string; cfsPollMs: number }): Record<string, unknown> {
+export function buildStatus(
+  e: Evaluation,
+  t: Thresholds,
+  extra: { heartbeatPath: string; cfsPollMs: number },
+): Record<string, unknown> {
   const { verdict: v, history: h, cfs, now } = e;
   const hb = h.lastGood;
   const o = cfs.latest;
@@ -95,7 +100,9 @@ export function buildStatus(e: Evaluation, t: Thresholds, extra: { heartbeatPath
       phase_answer_allowance_seconds: t.cfsAnswerAllowanceMs / 1000,
       freshness_limit_seconds: v.details.freshnessLimitMs / 1000,
       silence_limit_seconds: v.details.silenceLimitMs / 1000,
-      phase_budgets_seconds: Object.fromEntries(Object.entries(t.phaseBudgetsMs).map(([k, ms]) => [k, (ms ?? 0) / 1000])),
+      phase_budgets_seconds: Object.fromEntries(
+        Object.entries(t.phaseBudgetsMs).map(([k, ms]) => [k, (ms ?? 0) / 1000]),
+      ),
       default_phase_budget_seconds: t.defaultPhaseBudgetMs / 1000,
       progress_deadline_seconds: sec(progressDeadlineMs(hb, t)),
       progress_intervals: t.progressIntervals,

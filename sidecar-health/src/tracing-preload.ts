@@ -11,4 +11,9 @@ export const SIDECAR_VERSION = '0.1.0';
 export const telemetry: Telemetry | null =
   process.argv[2] === 'check'
     ? null
-    : startTracing({ serviceName: 'cfs-batcher-health', serviceVersion: SIDECAR_VERSION, express: true, requireParentForOutgoing: true });
+    : startTracing({
+        serviceName: 'cfs-batcher-health',
+        serviceVersion: SIDECAR_VERSION,
+        express: true,
+        requireParentForOutgoing: true,
+      });

@@ -56,7 +56,8 @@ export interface Verdict {
 }
 
 /** Whole seconds, with one decimal below 10 s so a short limit and its overrun do not print the same. */
-const secs = (ms: number): string => (Math.abs(ms) < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`);
+const secs = (ms: number): string =>
+  Math.abs(ms) < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`;
 
 /**
  * Pure: the freshness limit. Fixed (SIDECAR_FRESHNESS_SECONDS) for a batcher that beats at least once a second in
@@ -72,7 +73,8 @@ export function tryingLimitMs(hb: Heartbeat, t: Thresholds): number {
   return 2 * hb.options.batcher_check_interval * 1000 + t.tryingMarginMs;
 }
 
-const sinceSeen = (now: Now, mono: number | null): number | null => (mono === null ? null : Math.max(0, now.monoMs - mono));
+const sinceSeen = (now: Now, mono: number | null): number | null =>
+  mono === null ? null : Math.max(0, now.monoMs - mono);
 
 /** Pure: the budget of a working phase; null for sleep (bounded by freshness) and dependency waits (exempt). */
 export function phaseBudgetMs(hb: Heartbeat, t: Thresholds): number | null {
@@ -131,9 +133,16 @@ export function evaluate(input: EvaluateInput): Verdict {
       : { live: false, reason, message, details };
 
   if (!hb || !cur) {
-    const what = read.ok ? 'heartbeat not yet tracked' : read.reason === 'missing' ? read.detail : `heartbeat ${read.reason}: ${read.detail}`;
+    const what = read.ok
+      ? 'heartbeat not yet tracked'
+      : read.reason === 'missing'
+        ? read.detail
+        : `heartbeat ${read.reason}: ${read.detail}`;
     const since = secs(now.monoMs - h.sidecarStartMono);
-    return fail(read.ok || read.reason === 'missing' ? 'heartbeat_missing' : 'heartbeat_invalid', `no valid heartbeat for ${since} since the sidecar started (${what})`);
+    return fail(
+      read.ok || read.reason === 'missing' ? 'heartbeat_missing' : 'heartbeat_invalid',
+      `no valid heartbeat for ${since} since the sidecar started (${what})`,
+    );
   }
 
   // Only the sidecar's monotonic clock: when IT saw the sequence advance and the phase change. The file's wall-clock
@@ -146,16 +155,29 @@ export function evaluate(input: EvaluateInput): Verdict {
   // The batcher beats at least once a second in every phase, so silence longer than the freshness limit means a
   // stopped or blocked loop in any phase; the phase budget catches a loop that keeps beating but never leaves its phase.
   const silenceLimit = freshLimit;
-  Object.assign(details, { heartbeatAgeMs: silence, silenceLimitMs: silenceLimit, phaseAgeMs: phaseAge, phaseBudgetMs: budget });
+  Object.assign(details, {
+    heartbeatAgeMs: silence,
+    silenceLimitMs: silenceLimit,
+    phaseAgeMs: phaseAge,
+    phaseBudgetMs: budget,
+  });
   const phaseNote = `last phase ${hb.phase} began ${secs(phaseAge)} ago`;
 
   if (!read.ok && silence > silenceLimit) {
     const reason: Reason = read.reason === 'missing' ? 'heartbeat_missing' : 'heartbeat_invalid';
-    return fail(reason, `no valid heartbeat for ${secs(silence)} (limit ${secs(silenceLimit)}): ${read.reason}: ${read.detail}; ${phaseNote}`);
+    return fail(
+      reason,
+      `no valid heartbeat for ${secs(silence)} (limit ${secs(silenceLimit)}): ${read.reason}: ${read.detail}; ${phaseNote}`,
+    );
   }
   if (budget !== null && phaseAge > budget && !answering(ext.progressKnown, details.lastCfsAnswerAgeMs, t)) {
-    const answer = ext.progressKnown ? `, last CFS answer ${details.lastCfsAnswerAgeMs === null ? 'never' : `${secs(details.lastCfsAnswerAgeMs)} ago`} (allowance ${secs(t.cfsAnswerAllowanceMs)})` : '';
-    return fail('phase_stuck', `phase ${hb.phase} began ${secs(phaseAge)} ago (budget ${secs(budget)})${answer}; last heartbeat ${secs(silence)} ago, sequence ${hb.sequence}`);
+    const answer = ext.progressKnown
+      ? `, last CFS answer ${details.lastCfsAnswerAgeMs === null ? 'never' : `${secs(details.lastCfsAnswerAgeMs)} ago`} (allowance ${secs(t.cfsAnswerAllowanceMs)})`
+      : '';
+    return fail(
+      'phase_stuck',
+      `phase ${hb.phase} began ${secs(phaseAge)} ago (budget ${secs(budget)})${answer}; last heartbeat ${secs(silence)} ago, sequence ${hb.sequence}`,
+    );
   }
   if (silence > silenceLimit) {
     // Still being rewritten (written_at moves) while the sequence stands still: a loop that stamps without progress.
@@ -176,14 +198,21 @@ export function evaluate(input: EvaluateInput): Verdict {
     if (stall > deadline) {
       const trouble = cfsTroubleExcuse(hb, details, t);
       if (!trouble.excused) {
-        const why = trouble.text ?? `batcher phase ${hb.phase}, cycle ${hb.cycle}, ${hb.counters.sessions_created_total} sessions created by this instance`;
-        return fail('no_progress', `components pending in CFS for ${secs(stall)} with no batcher session created or active (deadline ${secs(deadline)}); ${why}`);
+        const why =
+          trouble.text ??
+          `batcher phase ${hb.phase}, cycle ${hb.cycle}, ${hb.counters.sessions_created_total} sessions created by this instance`;
+        return fail(
+          'no_progress',
+          `components pending in CFS for ${secs(stall)} with no batcher session created or active (deadline ${secs(deadline)}); ${why}`,
+        );
       }
       details.cfsTrouble = trouble.text;
     }
   }
 
-  const readNote = read.ok ? '' : `; current read failed (${read.reason}), using the heartbeat from ${secs(silence)} ago`;
+  const readNote = read.ok
+    ? ''
+    : `; current read failed (${read.reason}), using the heartbeat from ${secs(silence)} ago`;
   const troubleNote = details.cfsTrouble ? `; pending work waits on CFS: ${details.cfsTrouble}` : '';
   return {
     live: true,
@@ -209,7 +238,8 @@ function cfsTroubleExcuse(hb: Heartbeat, d: VerdictDetails, t: Thresholds): { ex
   const limit = tryingLimitMs(hb, t);
   const age = d.lastAttemptAgeMs;
   const what = `creating ${c.state}${c.reason ? ` (${c.reason})` : ''}`;
-  if (age !== null && age <= limit) return { excused: true, text: `${what}, last try ${secs(age)} ago (limit ${secs(limit)})` };
+  if (age !== null && age <= limit)
+    return { excused: true, text: `${what}, last try ${secs(age)} ago (limit ${secs(limit)})` };
   const last = age === null ? 'never seen trying' : `last try seen ${secs(age)} ago`;
   return { excused: false, text: `batcher reports ${what} but has stopped trying: ${last} (limit ${secs(limit)})` };
 }
@@ -244,5 +274,8 @@ export function evaluateStartup(v: Verdict, h: History, now: Now, t: Thresholds)
     };
   }
   if (!fresh) return { ready: false, message: `instance ${hb.instance_id} has no fresh heartbeat: ${v.message}` };
-  return { ready: true, message: `instance ${hb.instance_id} started ${secs(startedAgo)} ago and wrote a fresh heartbeat (sequence ${hb.sequence})` };
+  return {
+    ready: true,
+    message: `instance ${hb.instance_id} started ${secs(startedAgo)} ago and wrote a fresh heartbeat (sequence ${hb.sequence})`,
+  };
 }

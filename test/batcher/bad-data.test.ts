@@ -1,6 +1,15 @@
 /** Issue 11, cases 6 and 7: ids an Ansible limit cannot express, rejections logged once, options never written back from a broken answer. */
 import { DEFAULT_OPTIONS, idProblem, newOptionsMemory, planOptions } from '@cfs-batcher/batcher';
-import { captureLogs, count, fastOptions, putComponents, putConfig, sessions, startHarness, type Harness } from './harness';
+import {
+  captureLogs,
+  count,
+  fastOptions,
+  putComponents,
+  putConfig,
+  sessions,
+  startHarness,
+  type Harness,
+} from './harness';
 
 let h: Harness;
 let logs: ReturnType<typeof captureLogs>;
@@ -47,7 +56,14 @@ describe('case 6: component ids that cannot be expressed in an Ansible limit or 
         fastOptions(sim, { batch_size: 10 });
         putComponents(sim, ['x5002c0s0b0n0', 'x5002c0s1b0n0', ...odd]);
         // A record the client's schema refuses (error_count not an integer): logged once as well.
-        sim.state.putComponent({ id: 'x9', desired_config: 'cfg', enabled: true, error_count: 1.5, state: [], tags: {} });
+        sim.state.putComponent({
+          id: 'x9',
+          desired_config: 'cfg',
+          enabled: true,
+          error_count: 1.5,
+          state: [],
+          tags: {},
+        });
       },
     });
     await cycles(8);
@@ -66,7 +82,10 @@ describe('case 6: component ids that cannot be expressed in an Ansible limit or 
     h = await startHarness({
       seed: (sim) => {
         putConfig(sim);
-        sim.state.putConfiguration({ name: 'nopb', layers: [{ name: 'l0', clone_url: 'https://vcs/l0.git', commit: 'a'.repeat(40) }] });
+        sim.state.putConfiguration({
+          name: 'nopb',
+          layers: [{ name: 'l0', clone_url: 'https://vcs/l0.git', commit: 'a'.repeat(40) }],
+        });
         fastOptions(sim);
         sim.state.putComponent({ id: 'bad', desired_config: 'cfg', enabled: true, state: [], tags: {} });
       },
@@ -80,12 +99,21 @@ describe('case 6: component ids that cannot be expressed in an Ansible limit or 
   });
 });
 
-describe('case 7: GET /v3/options answering {} or lacking the server\'s own options', () => {
-  it('{}: nothing is PATCHed, the site\'s batch_window 10 stays in force and in CFS; warned once', async () => {
-    h = await startHarness({ seed: (sim) => { putConfig(sim); sim.state.options = { ...DEFAULT_OPTIONS, batch_window: 10 }; } });
+describe("case 7: GET /v3/options answering {} or lacking the server's own options", () => {
+  it("{}: nothing is PATCHed, the site's batch_window 10 stays in force and in CFS; warned once", async () => {
+    h = await startHarness({
+      seed: (sim) => {
+        putConfig(sim);
+        sim.state.options = { ...DEFAULT_OPTIONS, batch_window: 10 };
+      },
+    });
     await cycles(1);
     expect(h.batcher.state.options.batch_window).toBe(10);
-    h.sim.faults.add({ match: 'GET /v3/options', action: { type: 'status', status: 200, body: {} }, scope: { times: 4 } });
+    h.sim.faults.add({
+      match: 'GET /v3/options',
+      action: { type: 'status', status: 200, body: {} },
+      scope: { times: 4 },
+    });
     await cycles(5);
     expect(count(h.sim, 'PATCH /v3/options')).toBe(0);
     expect(h.batcher.state.options.batch_window).toBe(10);
@@ -94,9 +122,18 @@ describe('case 7: GET /v3/options answering {} or lacking the server\'s own opti
   });
 
   it('a batcher option missing from an answer that had it before: kept, never written back', async () => {
-    h = await startHarness({ seed: (sim) => { putConfig(sim); sim.state.options = { ...DEFAULT_OPTIONS, batch_window: 10, batch_size: 7 }; } });
+    h = await startHarness({
+      seed: (sim) => {
+        putConfig(sim);
+        sim.state.options = { ...DEFAULT_OPTIONS, batch_window: 10, batch_size: 7 };
+      },
+    });
     await cycles(1);
-    h.sim.faults.add({ match: 'GET /v3/options', action: { type: 'omit-keys', keys: ['batch_window', 'batch_size'] }, scope: { times: 4 } });
+    h.sim.faults.add({
+      match: 'GET /v3/options',
+      action: { type: 'omit-keys', keys: ['batch_window', 'batch_size'] },
+      scope: { times: 4 },
+    });
     await cycles(5);
     expect(count(h.sim, 'PATCH /v3/options')).toBe(0);
     expect(h.batcher.state.options).toMatchObject({ batch_window: 10, batch_size: 7 });
@@ -105,7 +142,12 @@ describe('case 7: GET /v3/options answering {} or lacking the server\'s own opti
   });
 
   it('planOptions: a key missing from one trusted answer only is not written; missing twice (a fresh CFS) it is', () => {
-    const server = { default_playbook: 'site.yml', default_ansible_config: 'c', default_page_size: 1000, include_ara_links: true };
+    const server = {
+      default_playbook: 'site.yml',
+      default_ansible_config: 'c',
+      default_page_size: 1000,
+      include_ara_links: true,
+    };
     const memory = newOptionsMemory();
     const first = planOptions({ ...server, batch_size: 5 }, DEFAULT_OPTIONS, memory);
     expect(first.patch).toEqual({});

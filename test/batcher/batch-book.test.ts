@@ -6,7 +6,16 @@
  * rebuild runs once, on an empty book, before the first collect.
  */
 import fc from 'fast-check';
-import { BatchBook, batchState, isReadyToSend, retryDelayMs, toBatchComponent, type Batch, type BatchComponent, type RetryPolicy } from '@cfs-batcher/batcher';
+import {
+  BatchBook,
+  batchState,
+  isReadyToSend,
+  retryDelayMs,
+  toBatchComponent,
+  type Batch,
+  type BatchComponent,
+  type RetryPolicy,
+} from '@cfs-batcher/batcher';
 import { rawComponent } from './fixtures';
 
 const POLICY: RetryPolicy = { createRetryInitialMs: 30_000, createRetryMaxMs: 15 * 60_000 };
@@ -24,8 +33,14 @@ type Cmd =
   | { op: 'batch'; pick: number; choice: number };
 
 const arbCmd: fc.Arbitrary<Cmd> = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ op: fc.constant('add' as const), id: fc.nat(30), cfg: fc.constantFrom('c1', 'c2') }) },
-  { weight: 1, arbitrary: fc.record({ op: fc.constant('prune' as const), keep: fc.array(fc.nat(30), { maxLength: 30 }) }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({ op: fc.constant('add' as const), id: fc.nat(30), cfg: fc.constantFrom('c1', 'c2') }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ op: fc.constant('prune' as const), keep: fc.array(fc.nat(30), { maxLength: 30 }) }),
+  },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('collect' as const) }) },
   { weight: 4, arbitrary: fc.record({ op: fc.constant('batch' as const), pick: fc.nat(), choice: fc.nat(2) }) },
 );
@@ -104,19 +119,35 @@ function checkInvariants(book: BatchBook): void {
 describe('batch book transitions (property)', () => {
   it('a component is never owned by two batches; a batch is in exactly one state; queued members are owned', () => {
     fc.assert(
-      fc.property(arbRebuilt, arbRebuilt, fc.array(arbCmd, { maxLength: 80 }), fc.integer({ min: 1, max: 5 }), (rebuilt, restored, cmds, size) => {
-        const book = new BatchBook(POLICY);
-        const names = { n: 0 };
-        // Sessions found at start may share members (CFS had them so): one owner each all the same.
-        for (const ids of rebuilt) book.addRebuilt(`batcher-r${names.n++}`, 'c1', '0', new Map(ids.map((i) => [`x${i}`, null])), 0);
-        // Create intents of the previous instance that CFS did not show: may share members with rebuilt sessions.
-        for (const ids of restored) book.addUncertain(`batcher-i${names.n++}`, 'c1:0:', 'c1', '0', ids.map((i) => `x${i}`), 120_000, 0);
-        checkInvariants(book);
-        cmds.forEach((cmd, i) => {
-          apply(book, cmd, i * 1000, size, names);
+      fc.property(
+        arbRebuilt,
+        arbRebuilt,
+        fc.array(arbCmd, { maxLength: 80 }),
+        fc.integer({ min: 1, max: 5 }),
+        (rebuilt, restored, cmds, size) => {
+          const book = new BatchBook(POLICY);
+          const names = { n: 0 };
+          // Sessions found at start may share members (CFS had them so): one owner each all the same.
+          for (const ids of rebuilt)
+            book.addRebuilt(`batcher-r${names.n++}`, 'c1', '0', new Map(ids.map((i) => [`x${i}`, null])), 0);
+          // Create intents of the previous instance that CFS did not show: may share members with rebuilt sessions.
+          for (const ids of restored)
+            book.addUncertain(
+              `batcher-i${names.n++}`,
+              'c1:0:',
+              'c1',
+              '0',
+              ids.map((i) => `x${i}`),
+              120_000,
+              0,
+            );
           checkInvariants(book);
-        });
-      }),
+          cmds.forEach((cmd, i) => {
+            apply(book, cmd, i * 1000, size, names);
+            checkInvariants(book);
+          });
+        },
+      ),
       { numRuns: 300 },
     );
   });

@@ -1,7 +1,16 @@
 /** Collect reads only what it needs: busy components by id only, full records for the others (issue 15). */
 import type { ComponentFilter } from '@cfs-batcher/shared';
 import { LEAN_MAX_NOT_BUSY_SHARE, LEAN_PAGE_FACTOR, useLeanListing } from '../../batcher/src/phases/collect-source';
-import { captureLogs, fastOptions, ids, putComponents, putConfig, sessions, startHarness, type Harness } from './harness';
+import {
+  captureLogs,
+  fastOptions,
+  ids,
+  putComponents,
+  putConfig,
+  sessions,
+  startHarness,
+  type Harness,
+} from './harness';
 
 let h: Harness;
 let logs: ReturnType<typeof captureLogs>;

@@ -25,7 +25,12 @@ it('an empty environment gives the documented defaults', () => {
 });
 
 it('reads the BATCHER_ tuning variables', () => {
-  const c = loadConfig({ BATCHER_WAIT_STEP_MS: '250', BATCHER_PAGE_SIZE: '500', BATCHER_PATCH_CONCURRENCY: '2', STARTING_CFS_LOG_LEVEL: 'debug' });
+  const c = loadConfig({
+    BATCHER_WAIT_STEP_MS: '250',
+    BATCHER_PAGE_SIZE: '500',
+    BATCHER_PATCH_CONCURRENCY: '2',
+    STARTING_CFS_LOG_LEVEL: 'debug',
+  });
   expect(c.tuning).toMatchObject({ waitStepMs: 250, pageSize: 500, patchConcurrency: 2 });
   expect(c.startingLogLevel).toBe('DEBUG');
 });
@@ -35,8 +40,14 @@ it.each([
   [{ METRICS_PORT: '70000' }, 'METRICS_PORT=70000 is outside 0..65535'],
   [{ BATCHER_WAIT_STEP_MS: '0' }, 'BATCHER_WAIT_STEP_MS=0 is outside 1..1000'],
   [{ BATCHER_WAIT_STEP_MS: '5000' }, 'BATCHER_WAIT_STEP_MS=5000 is outside 1..1000'],
-  [{ BATCHER_CFS_WAIT_INITIAL_MS: '5000', BATCHER_CFS_WAIT_MAX_MS: '100' }, 'BATCHER_CFS_WAIT_MAX_MS=100 is below BATCHER_CFS_WAIT_INITIAL_MS=5000'],
-  [{ BATCHER_CREATE_RETRY_MAX_MS: '10' }, 'BATCHER_CREATE_RETRY_MAX_MS=10 is below BATCHER_CREATE_RETRY_INITIAL_MS=30000'],
+  [
+    { BATCHER_CFS_WAIT_INITIAL_MS: '5000', BATCHER_CFS_WAIT_MAX_MS: '100' },
+    'BATCHER_CFS_WAIT_MAX_MS=100 is below BATCHER_CFS_WAIT_INITIAL_MS=5000',
+  ],
+  [
+    { BATCHER_CREATE_RETRY_MAX_MS: '10' },
+    'BATCHER_CREATE_RETRY_MAX_MS=10 is below BATCHER_CREATE_RETRY_INITIAL_MS=30000',
+  ],
 ])('%j is a ConfigError naming the variable', (env, message) => {
   expect(() => loadConfig(env)).toThrow(ConfigError);
   expect(() => loadConfig(env)).toThrow(message);

@@ -1,6 +1,13 @@
 /** rules/create-intents.ts: what a failed POST proves, a session's actual members, the intents file format. */
 import { CfsError } from '@cfs-batcher/shared';
-import { createOutcome, parseIntents, serializeIntents, sessionMembers, uncertainCreating, type CreateIntent } from '@cfs-batcher/batcher';
+import {
+  createOutcome,
+  parseIntents,
+  serializeIntents,
+  sessionMembers,
+  uncertainCreating,
+  type CreateIntent,
+} from '@cfs-batcher/batcher';
 
 const http = (status: number) => new CfsError('http', `HTTP ${status}`, 'POST', 'u', '/v3/sessions', status);
 
@@ -16,7 +23,10 @@ describe('createOutcome', () => {
     [http(502), 'uncertain'],
     [new CfsError('timeout', 't', 'POST', 'u', '/v3/sessions'), 'uncertain'],
     [new CfsError('unreachable', 'ECONNRESET', 'POST', 'u', '/v3/sessions'), 'uncertain'],
-    [new CfsError('unreachable', 'ECONNREFUSED', 'POST', 'u', '/v3/sessions', undefined, undefined, true), 'not_created'],
+    [
+      new CfsError('unreachable', 'ECONNREFUSED', 'POST', 'u', '/v3/sessions', undefined, undefined, true),
+      'not_created',
+    ],
     [new CfsError('invalid-response', 'a 201 that is not a session', 'POST', 'u', '/v3/sessions', 200), 'uncertain'],
   ])('%s -> %s', (err, want) => {
     expect(createOutcome(err)).toBe(want);
@@ -54,7 +64,10 @@ describe('intents file', () => {
     ['{"format":2,"intents":[]}', /format 1/],
     ['{"format":1,"intents":{}}', /not a list/],
     ['{"format":1,"intents":[{"name":"b"}]}', /at_ms/],
-    ['{"format":1,"intents":[{"name":"b","at_ms":1,"key":"k","configuration_name":"c","configuration_limit":"","members":[1],"body":{}}]}', /members/],
+    [
+      '{"format":1,"intents":[{"name":"b","at_ms":1,"key":"k","configuration_name":"c","configuration_limit":"","members":[1],"body":{}}]}',
+      /members/,
+    ],
   ])('says what is wrong with %j', (text, why) => {
     const r = parseIntents(text);
     expect(r.ok).toBe(false);
@@ -65,7 +78,10 @@ describe('intents file', () => {
 describe('uncertainCreating (for the heartbeat)', () => {
   it('uncertain while creates are held back or outcomes are unknown, else null', () => {
     expect(uncertainCreating(0, 100, 50)?.reason).toMatch(/unreadable/);
-    expect(uncertainCreating(2, 0, 50)).toEqual({ state: 'uncertain', reason: '2 session creates with unknown outcome; their components stay busy' });
+    expect(uncertainCreating(2, 0, 50)).toEqual({
+      state: 'uncertain',
+      reason: '2 session creates with unknown outcome; their components stay busy',
+    });
     expect(uncertainCreating(0, 100, 100)).toBeNull();
   });
 });

@@ -8,7 +8,16 @@ import path from 'node:path';
 import type { CfsSession } from '@cfs-batcher/shared';
 import { CreateIntentStore, createBatcher, type Batcher, type CfsApi } from '@cfs-batcher/batcher';
 import { makeTempDir } from '../helpers/tmp';
-import { captureLogs, count, fastOptions, putComponents, putConfig, sessions, startHarness, type Harness } from './harness';
+import {
+  captureLogs,
+  count,
+  fastOptions,
+  putComponents,
+  putConfig,
+  sessions,
+  startHarness,
+  type Harness,
+} from './harness';
 
 let h: Harness;
 let logs: ReturnType<typeof captureLogs>;
@@ -37,7 +46,13 @@ function noOverlap(): void {
 }
 
 function batcher(client: CfsApi = h.client, intents = new CreateIntentStore(undefined)): Batcher {
-  return createBatcher({ client, clock: h.clock, sleep: async () => undefined, intents, tuning: { createCommitHorizonMs: 60_000 } });
+  return createBatcher({
+    client,
+    clock: h.clock,
+    sleep: async () => undefined,
+    intents,
+    tuning: { createCommitHorizonMs: 60_000 },
+  });
 }
 
 const seed = (ids: string[]) => (sim: Harness['sim']) => {
@@ -53,18 +68,24 @@ describe('case 1: lost answer after commit, and a lookup that lies', () => {
     ['404 with no body', { type: 'status', status: 404, body: 'empty' }],
     ['502', { type: 'status', status: 502 }],
     ['a 201 that is not a session ({})', { type: 'status', status: 201, body: {} }],
-  ])('POST answer lost (%s), GET by name 404s every time: adopted from the list, never a second session', async (_label, action) => {
-    h = await startHarness({ seed: seed(['x1', 'x2', 'x3']) });
-    h.sim.faults.add({ match: 'POST /v3/sessions', phase: 'after', action: action as never, scope: { times: 1 } });
-    h.sim.faults.add({ match: 'GET /v3/sessions/batcher-*', action: { type: 'status', status: 404, title: 'Session not found.' } });
-    const b = batcher();
-    await cycles(b, 6);
-    expect(sessions(h.sim)).toHaveLength(1);
-    expect(b.state.book.count('active')).toBe(1);
-    expect(b.state.book.all()[0]!.sessionName).toBe(sessions(h.sim)[0]!.name);
-    expect(logs.has(/exists from an earlier attempt; tracking it/, 'INFO')).toBe(true);
-    noOverlap();
-  });
+  ])(
+    'POST answer lost (%s), GET by name 404s every time: adopted from the list, never a second session',
+    async (_label, action) => {
+      h = await startHarness({ seed: seed(['x1', 'x2', 'x3']) });
+      h.sim.faults.add({ match: 'POST /v3/sessions', phase: 'after', action: action as never, scope: { times: 1 } });
+      h.sim.faults.add({
+        match: 'GET /v3/sessions/batcher-*',
+        action: { type: 'status', status: 404, title: 'Session not found.' },
+      });
+      const b = batcher();
+      await cycles(b, 6);
+      expect(sessions(h.sim)).toHaveLength(1);
+      expect(b.state.book.count('active')).toBe(1);
+      expect(b.state.book.all()[0]!.sessionName).toBe(sessions(h.sim)[0]!.name);
+      expect(logs.has(/exists from an earlier attempt; tracking it/, 'INFO')).toBe(true);
+      noOverlap();
+    },
+  );
 
   it('lying GET and a list that does not show it yet: re-POST under the same name gets 409, adopted with its actual members', async () => {
     h = await startHarness({ seed: seed(['x1', 'x2', 'x3']) });
@@ -74,7 +95,8 @@ describe('case 1: lost answer after commit, and a lookup that lies', () => {
     const hiding = Object.create(h.client) as CfsApi;
     hiding.listAllSessions = async (filter, o) => {
       const r = await h.client.listAllSessions(filter, o);
-      if (filter.name_contains !== 'batcher-' && hiddenLists-- > 0) return { sessions: [] as CfsSession[], invalid: [] };
+      if (filter.name_contains !== 'batcher-' && hiddenLists-- > 0)
+        return { sessions: [] as CfsSession[], invalid: [] };
       return r;
     };
     const b = batcher(hiding);
@@ -101,8 +123,17 @@ describe('case 1: lost answer after commit, and a lookup that lies', () => {
     await cycles(b, 1); // re-POST x1,x2 under the same name: committed, answer lost
     h.sim.state.components.get('x3')!.enabled = true;
     await cycles(b, 3); // adopted with x1,x2 (its actual limit); x3 free and sent on its own
-    expect(b.state.book.all().find((x) => x.sessionName === name)?.members.has('x3')).toBe(false);
-    expect(sessions(h.sim).map((s) => s.ansible.limit).sort()).toEqual(['x1,x2', 'x3']);
+    expect(
+      b.state.book
+        .all()
+        .find((x) => x.sessionName === name)
+        ?.members.has('x3'),
+    ).toBe(false);
+    expect(
+      sessions(h.sim)
+        .map((s) => s.ansible.limit)
+        .sort(),
+    ).toEqual(['x1,x2', 'x3']);
     noOverlap();
   });
 
@@ -123,18 +154,25 @@ describe('case 1: lost answer after commit, and a lookup that lies', () => {
 });
 
 describe('case 2: late commit after the batcher died', () => {
-  it('the restarted instance holds the dead one\'s intent; the commit lands 1.5 s after the kill; one session', async () => {
+  it("the restarted instance holds the dead one's intent; the commit lands 1.5 s after the kill; one session", async () => {
     h = await startHarness({ seed: seed(['x1', 'x2', 'x3', 'x4']) });
-    h.sim.faults.add({ match: 'POST /v3/sessions', action: { type: 'late-commit', ms: 1500, client: 'hang' }, scope: { times: 1 } });
+    h.sim.faults.add({
+      match: 'POST /v3/sessions',
+      action: { type: 'late-commit', ms: 1500, client: 'hang' },
+      scope: { times: 1 },
+    });
     const first = batcher(h.client, new CreateIntentStore(intentsFile));
     await cycles(first, 1);
     const ac = new AbortController();
     h.clock.advance(1000);
     const dying = first.runCycle(ac.signal);
-    for (let i = 0; i < 200 && count(h.sim, 'POST /v3/sessions') === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    for (let i = 0; i < 200 && count(h.sim, 'POST /v3/sessions') === 0; i++)
+      await new Promise((r) => setTimeout(r, 10));
     ac.abort(); // "SIGKILL": the POST is in flight, the server will commit it later
     await dying.catch(() => undefined);
-    const recorded = JSON.parse(readFileSync(intentsFile, 'utf8')) as { intents: { name: string; members: string[] }[] };
+    const recorded = JSON.parse(readFileSync(intentsFile, 'utf8')) as {
+      intents: { name: string; members: string[] }[];
+    };
     expect(recorded.intents.map((i) => i.members.sort())).toEqual([['x1', 'x2', 'x3', 'x4']]);
     // The held POST, when it finally commits, finds the name taken (the simulator's name check answers true).
     const name = recorded.intents[0]!.name;
@@ -164,7 +202,9 @@ describe('case 2: late commit after the batcher died', () => {
     const b = batcher(h.client, new CreateIntentStore(intentsFile));
     await cycles(b, 5, 10_000);
     expect(count(h.sim, 'POST /v3/sessions')).toBe(0);
-    expect(logs.lines.some((l) => l.level === 'ERROR' && l.message.includes(intentsFile) && /not JSON/.test(l.message))).toBe(true);
+    expect(
+      logs.lines.some((l) => l.level === 'ERROR' && l.message.includes(intentsFile) && /not JSON/.test(l.message)),
+    ).toBe(true);
     await cycles(b, 3, 10_000);
     expect(sessions(h.sim)).toHaveLength(1);
   });
@@ -175,7 +215,9 @@ describe('case 2: late commit after the batcher died', () => {
     const b = batcher(h.client, new CreateIntentStore(path.join(dir, 'create-intents.json')));
     await cycles(b, 4);
     expect(count(h.sim, 'POST /v3/sessions')).toBe(0);
-    expect(logs.lines.filter((l) => l.level === 'ERROR' && /Unable to record session create intents/.test(l.message))).toHaveLength(1);
+    expect(
+      logs.lines.filter((l) => l.level === 'ERROR' && /Unable to record session create intents/.test(l.message)),
+    ).toHaveLength(1);
     mkdirSync(dir);
     await cycles(b, 1);
     expect(sessions(h.sim)).toHaveLength(1);

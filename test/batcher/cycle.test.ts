@@ -2,7 +2,17 @@
 import { getLogLevel, setLogLevel } from '@cfs-batcher/shared';
 import { DEFAULT_OPTIONS } from '@cfs-batcher/batcher';
 import type { Simulator } from '@cfs-batcher/cfs-sim';
-import { captureLogs, count, ids, putComponents, putConfig, sessions, startHarness, fastOptions, type Harness } from './harness';
+import {
+  captureLogs,
+  count,
+  ids,
+  putComponents,
+  putConfig,
+  sessions,
+  startHarness,
+  fastOptions,
+  type Harness,
+} from './harness';
 
 let h: Harness;
 let logs: ReturnType<typeof captureLogs>;
@@ -26,7 +36,9 @@ describe('options', () => {
     expect(count(h.sim, 'GET /v3/options')).toBe(3);
     expect(h.sim.state.effectiveOptions()).toMatchObject(DEFAULT_OPTIONS);
     expect(logs.has('Setting option batch_size to 25.', 'INFO')).toBe(true);
-    expect(logs.lines.find((l) => l.message === 'Setting option batch_size to 25.')?.logger).toBe('batcher.cfs.options');
+    expect(logs.lines.find((l) => l.message === 'Setting option batch_size to 25.')?.logger).toBe(
+      'batcher.cfs.options',
+    );
   });
 
   it('logs an invalid value and keeps the last good one', async () => {
@@ -102,7 +114,11 @@ describe('batching and sending', () => {
     await h.batcher.runCycle();
     h.clock.advance(1);
     await h.batcher.runCycle();
-    const byConfig = sessions(h.sim).map((s) => [s.configuration.name, s.ansible.limit.split(',').sort().join(','), s.tags]);
+    const byConfig = sessions(h.sim).map((s) => [
+      s.configuration.name,
+      s.ansible.limit.split(',').sort().join(','),
+      s.tags,
+    ]);
     expect(byConfig.sort()).toEqual([
       ['cfg', 'a1,a2', {}],
       ['other', 'b1,b2', {}],
@@ -153,7 +169,9 @@ describe('completion handling', () => {
     await h.batcher.runCycle();
     const x1 = h.sim.state.components.get('x1')!;
     expect(x1.error_count).toBe(2);
-    expect(x1.state!.map((l) => [l.clone_url, l.status, l.session_name])).toEqual([['https://vcs/l0.git', 'failed', s.name]]);
+    expect(x1.state!.map((l) => [l.clone_url, l.status, l.session_name])).toEqual([
+      ['https://vcs/l0.git', 'failed', s.name],
+    ]);
   });
 
   it('succeeded=unknown (job vanished) counts as failed', async () => {
@@ -243,7 +261,12 @@ describe('backoff and batcher_disable', () => {
     expect(sessions(h.sim)).toHaveLength(20);
     h.sim.operator.runToCompletion();
     await h.batcher.runCycle(); // 20 failures: halt; the re-collected batches are not sent
-    expect(logs.has('The 20 most recent configuration sessions have failed. Halting session creation for 60 seconds', 'WARNING')).toBe(true);
+    expect(
+      logs.has(
+        'The 20 most recent configuration sessions have failed. Halting session creation for 60 seconds',
+        'WARNING',
+      ),
+    ).toBe(true);
     expect(count(h.sim, 'POST /v3/sessions')).toBe(20);
     h.clock.advance(30_000);
     await h.batcher.runCycle();

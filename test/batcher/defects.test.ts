@@ -1,7 +1,17 @@
 /** The original's defects, each fixed deliberately and tested against the simulator. */
 import { CfsClient, CfsError, type CfsSession, type Phase } from '@cfs-batcher/shared';
 import { createBatcher, type CfsApi } from '@cfs-batcher/batcher';
-import { captureLogs, count, fastOptions, ids, putComponents, putConfig, sessions, startHarness, type Harness } from './harness';
+import {
+  captureLogs,
+  count,
+  fastOptions,
+  ids,
+  putComponents,
+  putConfig,
+  sessions,
+  startHarness,
+  type Harness,
+} from './harness';
 import type { Simulator } from '@cfs-batcher/cfs-sim';
 
 let h: Harness;
@@ -15,13 +25,21 @@ afterEach(async () => {
   await h?.close();
 });
 
-function runningSession(name: string, limit: string, configLimit = '0', status = 'running'): Parameters<Simulator['state']['putSession']>[0] {
+function runningSession(
+  name: string,
+  limit: string,
+  configLimit = '0',
+  status = 'running',
+): Parameters<Simulator['state']['putSession']>[0] {
   return {
     name,
     configuration: { name: 'cfg', limit: configLimit },
     ansible: { config: 'cfs-default-ansible-cfg', limit, verbosity: 0, passthrough: '' },
     target: { definition: 'dynamic', groups: [], image_map: [] },
-    status: { artifacts: [], session: { start_time: '2024-01-01T00:00:00', status: status as 'running', succeeded: 'none' } },
+    status: {
+      artifacts: [],
+      session: { start_time: '2024-01-01T00:00:00', status: status as 'running', succeeded: 'none' },
+    },
     tags: {},
     debug_on_failure: false,
   };
@@ -50,7 +68,14 @@ describe('1. any CFS answer during rebuild or a cycle is logged and retried, nev
   });
 
   it.each(cases)('GET /v3/components answers %s during a cycle', async (_label, action, line) => {
-    h = await startHarness({ clientOptions: { requestTimeoutMs: 300 }, seed: (sim) => { putConfig(sim); fastOptions(sim); putComponents(sim, ['x1']); } });
+    h = await startHarness({
+      clientOptions: { requestTimeoutMs: 300 },
+      seed: (sim) => {
+        putConfig(sim);
+        fastOptions(sim);
+        putComponents(sim, ['x1']);
+      },
+    });
     expect((await h.batcher.runCycle()).outcome).toBe('ok');
     h.sim.faults.add({ match: 'GET /v3/components', action: action as never, scope: { times: 1 } });
     h.clock.advance(1);
@@ -118,7 +143,16 @@ describe('2. rebuilt components are busy: never in two active sessions after a r
         putComponents(sim, ['x1', 'x2', 'x3']);
         // x1 finished layer 0 since: its key (limit "1", status applied) differs from the session's
         const x1 = sim.state.components.get('x1')!;
-        x1.state = [{ clone_url: 'https://vcs/l0.git', playbook: 'site.yml', commit: 'a'.repeat(40), status: 'applied', session_name: 'batcher-old', last_updated: '2024-01-01T00:00:00Z' }];
+        x1.state = [
+          {
+            clone_url: 'https://vcs/l0.git',
+            playbook: 'site.yml',
+            commit: 'a'.repeat(40),
+            status: 'applied',
+            session_name: 'batcher-old',
+            last_updated: '2024-01-01T00:00:00Z',
+          },
+        ];
         sim.state.putSession(runningSession('batcher-old', 'x1,x2', '0,1'));
         sim.state.putSession(runningSession('my-batcher-foreign', 'x3'));
         sim.state.putSession(runningSession('batcher-empty', ''));
@@ -129,7 +163,9 @@ describe('2. rebuilt components are busy: never in two active sessions after a r
     await h.batcher.runCycle();
     expect(logs.has('Rebuilt previous state.  Found 1 incomplete sessions/batches.', 'INFO')).toBe(true);
     expect(logs.has(/Ignoring incomplete session batcher-empty/, 'WARNING')).toBe(true);
-    const created = sessions(h.sim).filter((s) => !['batcher-old', 'my-batcher-foreign', 'batcher-empty'].includes(s.name));
+    const created = sessions(h.sim).filter(
+      (s) => !['batcher-old', 'my-batcher-foreign', 'batcher-empty'].includes(s.name),
+    );
     expect(created.map((s) => s.ansible.limit)).toEqual(['x3']);
     // the adopted session ends: its members are released and scheduled again
     const old = h.sim.state.sessions.get('batcher-old')!;
@@ -149,7 +185,10 @@ describe('3. a malformed component record is skipped, the others are scheduled',
     h = await startHarness({
       seed: (sim) => {
         putConfig(sim, 'cfg', 1);
-        sim.state.putConfiguration({ name: 'nopb', layers: [{ name: 'l0', clone_url: 'https://vcs/l0.git', commit: 'a'.repeat(40) }] });
+        sim.state.putConfiguration({
+          name: 'nopb',
+          layers: [{ name: 'l0', clone_url: 'https://vcs/l0.git', commit: 'a'.repeat(40) }],
+        });
         fastOptions(sim);
         putComponents(sim, ['good']);
         sim.state.putComponent({ id: 'bad-ec', desired_config: 'cfg', enabled: true, state: [], tags: {} });
@@ -170,8 +209,18 @@ describe('3. a malformed component record is skipped, the others are scheduled',
 
 describe('4. a failing create is retried with backoff and re-validated', () => {
   it('400 invalid configuration: no re-POST every cycle; retried after 30 s, then 60 s', async () => {
-    h = await startHarness({ seed: (sim) => { putConfig(sim); fastOptions(sim); putComponents(sim, ['x1']); } });
-    h.sim.faults.add({ match: 'POST /v3/sessions', action: { type: 'status', status: 400, title: 'Invalid configuration' }, scope: { times: 2 } });
+    h = await startHarness({
+      seed: (sim) => {
+        putConfig(sim);
+        fastOptions(sim);
+        putComponents(sim, ['x1']);
+      },
+    });
+    h.sim.faults.add({
+      match: 'POST /v3/sessions',
+      action: { type: 'status', status: 400, title: 'Invalid configuration' },
+      scope: { times: 2 },
+    });
     await h.batcher.runCycle();
     h.clock.advance(1);
     await h.batcher.runCycle();
@@ -211,7 +260,9 @@ describe('4. a failing create is retried with backoff and re-validated', () => {
     await h.batcher.runCycle();
     h.clock.advance(61_000);
     await h.batcher.runCycle();
-    const sent = sessions(h.sim).map((s) => [s.configuration.name, s.ansible.limit]).sort();
+    const sent = sessions(h.sim)
+      .map((s) => [s.configuration.name, s.ansible.limit])
+      .sort();
     expect(sent).toEqual([
       ['cfg', 'x3'],
       ['cfg2', 'x2'],
@@ -236,7 +287,13 @@ function losingFirstPost(client: CfsClient): CfsApi & { lost: number } {
 
 describe('5. a POST that timed out may have created the session: look it up before creating again', () => {
   it('adopts the session the lost POST created; no duplicate targets the nodes', async () => {
-    h = await startHarness({ seed: (sim) => { putConfig(sim); fastOptions(sim); putComponents(sim, ['x1', 'x2']); } });
+    h = await startHarness({
+      seed: (sim) => {
+        putConfig(sim);
+        fastOptions(sim);
+        putComponents(sim, ['x1', 'x2']);
+      },
+    });
     const client = losingFirstPost(h.client);
     const b = createBatcher({ client, clock: h.clock, sleep: async () => undefined });
     await b.runCycle();
@@ -256,10 +313,24 @@ describe('5. a POST that timed out may have created the session: look it up befo
   });
 
   it('a 503 POST is looked up (404 is not proof), then re-POSTed under the SAME name: one session', async () => {
-    h = await startHarness({ seed: (sim) => { putConfig(sim); fastOptions(sim); putComponents(sim, ['x1']); } });
+    h = await startHarness({
+      seed: (sim) => {
+        putConfig(sim);
+        fastOptions(sim);
+        putComponents(sim, ['x1']);
+      },
+    });
     h.sim.faults.add({ match: 'POST /v3/sessions', action: { type: 'status', status: 503 }, scope: { times: 1 } });
     const names: string[] = [];
-    const b = createBatcher({ client: h.client, clock: h.clock, sleep: async () => undefined, newSessionName: () => { names.push(`batcher-n${names.length}`); return names.at(-1)!; } });
+    const b = createBatcher({
+      client: h.client,
+      clock: h.clock,
+      sleep: async () => undefined,
+      newSessionName: () => {
+        names.push(`batcher-n${names.length}`);
+        return names.at(-1)!;
+      },
+    });
     await b.runCycle();
     h.clock.advance(1);
     await b.runCycle(); // POST -> 503: uncertain, x1 held under batcher-n0
@@ -274,7 +345,13 @@ describe('5. a POST that timed out may have created the session: look it up befo
   });
 
   it('members changed while a create was uncertain are not sent with stale data, and the name is kept', async () => {
-    h = await startHarness({ seed: (sim) => { putConfig(sim); fastOptions(sim); putComponents(sim, ['x1', 'x2']); } });
+    h = await startHarness({
+      seed: (sim) => {
+        putConfig(sim);
+        fastOptions(sim);
+        putComponents(sim, ['x1', 'x2']);
+      },
+    });
     h.sim.faults.add({ match: 'POST /v3/sessions', action: { type: 'status', status: 503 }, scope: { times: 1 } });
     const b = createBatcher({ client: h.client, clock: h.clock, sleep: async () => undefined });
     await b.runCycle(); // batched
@@ -292,7 +369,13 @@ describe('5. a POST that timed out may have created the session: look it up befo
 
 describe('6. per-cycle cost', () => {
   it('follows active sessions with two paged lists, not one GET per session', async () => {
-    h = await startHarness({ seed: (sim) => { putConfig(sim); fastOptions(sim, { batch_size: 1 }); putComponents(sim, ids('x', 5)); } });
+    h = await startHarness({
+      seed: (sim) => {
+        putConfig(sim);
+        fastOptions(sim, { batch_size: 1 });
+        putComponents(sim, ids('x', 5));
+      },
+    });
     await h.batcher.runCycle();
     expect(sessions(h.sim)).toHaveLength(5);
     h.sim.operator.step(); // all running
@@ -304,7 +387,13 @@ describe('6. per-cycle cost', () => {
   });
 
   it('finished sessions are found by one complete-list and their members read with one ids= query', async () => {
-    h = await startHarness({ seed: (sim) => { putConfig(sim); fastOptions(sim, { batch_size: 1 }); putComponents(sim, ids('x', 5)); } });
+    h = await startHarness({
+      seed: (sim) => {
+        putConfig(sim);
+        fastOptions(sim, { batch_size: 1 });
+        putComponents(sim, ids('x', 5));
+      },
+    });
     await h.batcher.runCycle();
     h.sim.operator.runToCompletion();
     h.sim.stats.reset();
@@ -316,7 +405,13 @@ describe('6. per-cycle cost', () => {
   });
 
   it('does not release a session that a list failed to show: one GET confirms it', async () => {
-    h = await startHarness({ seed: (sim) => { putConfig(sim); fastOptions(sim); putComponents(sim, ['x1']); } });
+    h = await startHarness({
+      seed: (sim) => {
+        putConfig(sim);
+        fastOptions(sim);
+        putComponents(sim, ['x1']);
+      },
+    });
     const hidden = Object.create(h.client) as CfsApi;
     hidden.listSessions = async function* (filter, o) {
       for await (const page of h.client.listSessions(filter, o)) yield { ...page, sessions: [] as CfsSession[] };
@@ -333,7 +428,13 @@ describe('6. per-cycle cost', () => {
 
   it('keeps ids= queries within URL limits (the client chunks them)', async () => {
     const many = ids('x9000c1s0b0n', 400);
-    h = await startHarness({ seed: (sim) => { putConfig(sim); fastOptions(sim, { batch_size: 400 }); putComponents(sim, many); } });
+    h = await startHarness({
+      seed: (sim) => {
+        putConfig(sim);
+        fastOptions(sim, { batch_size: 400 });
+        putComponents(sim, many);
+      },
+    });
     await h.batcher.runCycle();
     expect(sessions(h.sim)).toHaveLength(1);
     h.sim.operator.runToCompletion();

@@ -5,7 +5,14 @@ export const COMMIT_A = 'a'.repeat(40);
 export const COMMIT_B = 'b'.repeat(40);
 
 export function layer(i: number, status: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { name: `l${i}`, clone_url: `https://vcs/l${i}.git`, commit: COMMIT_A, playbook: 'site.yml', status, ...extra };
+  return {
+    name: `l${i}`,
+    clone_url: `https://vcs/l${i}.git`,
+    commit: COMMIT_A,
+    playbook: 'site.yml',
+    status,
+    ...extra,
+  };
 }
 
 export function rawComponent(id: string, over: Partial<CfsComponent> & Record<string, unknown> = {}): CfsComponent {

@@ -14,7 +14,11 @@ export interface LogLine {
 }
 
 /** Captures every log line as parsed JSON (console output silenced). */
-export function captureLogs(): { lines: LogLine[]; stop: () => void; has: (msg: string | RegExp, level?: string) => boolean } {
+export function captureLogs(): {
+  lines: LogLine[];
+  stop: () => void;
+  has: (msg: string | RegExp, level?: string) => boolean;
+} {
   setLogSilent(true);
   const lines: LogLine[] = [];
   const stream = new Writable({
@@ -25,7 +29,11 @@ export function captureLogs(): { lines: LogLine[]; stop: () => void; has: (msg: 
   });
   const stop = addLogTransport(new winston.transports.Stream({ stream }));
   const has = (msg: string | RegExp, level?: string) =>
-    lines.some((l) => (typeof msg === 'string' ? l.message === msg : msg.test(l.message)) && (level === undefined || l.level === level));
+    lines.some(
+      (l) =>
+        (typeof msg === 'string' ? l.message === msg : msg.test(l.message)) &&
+        (level === undefined || l.level === level),
+    );
   return { lines, stop, has };
 }
 
@@ -62,7 +70,9 @@ export async function startHarness(
   opts.seed?.(sim);
   const { url } = await sim.listen(0);
   const clock = new FakeClock();
-  const follow = opts.clockFollowsRequests ? { onRequest: (r: { durationMs: number }) => clock.advance(r.durationMs) } : {};
+  const follow = opts.clockFollowsRequests
+    ? { onRequest: (r: { durationMs: number }) => clock.advance(r.durationMs) }
+    : {};
   const client = new CfsClient({
     baseUrl: url,
     retryBudgetMs: 0,
@@ -79,7 +89,12 @@ export async function startHarness(
 export function putConfig(sim: Simulator, name = 'cfg', layers = 1, commit = COMMIT_A): void {
   sim.state.putConfiguration({
     name,
-    layers: Array.from({ length: layers }, (_, i) => ({ name: `l${i}`, clone_url: `https://vcs/l${i}.git`, commit, playbook: 'site.yml' })),
+    layers: Array.from({ length: layers }, (_, i) => ({
+      name: `l${i}`,
+      clone_url: `https://vcs/l${i}.git`,
+      commit,
+      playbook: 'site.yml',
+    })),
   });
 }
 
@@ -89,7 +104,8 @@ export function fastOptions(sim: Simulator, extra: Record<string, unknown> = {})
 }
 
 export function putComponents(sim: Simulator, ids: string[], over: Record<string, unknown> = {}): void {
-  for (const id of ids) sim.state.putComponent({ id, desired_config: 'cfg', enabled: true, error_count: 0, state: [], tags: {}, ...over });
+  for (const id of ids)
+    sim.state.putComponent({ id, desired_config: 'cfg', enabled: true, error_count: 0, state: [], tags: {}, ...over });
 }
 
 export function ids(prefix: string, n: number): string[] {

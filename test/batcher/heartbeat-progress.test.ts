@@ -16,7 +16,13 @@ const body = () => ({
   disabled: false,
   backoff: { active: false, seconds: 0, until_ms: null },
   cfs: { last_success_ms: null, last_error: null },
-  counters: { pending_seen: 0, batches_queued: 0, batches_active: 0, sessions_created_total: 0, last_session_created_ms: null },
+  counters: {
+    pending_seen: 0,
+    batches_queued: 0,
+    batches_active: 0,
+    sessions_created_total: 0,
+    last_session_created_ms: null,
+  },
 });
 
 let dir: string;
@@ -51,7 +57,11 @@ it('a phase change keeps its start time across progress stamps', async () => {
   w.progress();
   await w.stamp();
   const r = await readHeartbeat(file);
-  expect(r.ok && r.heartbeat).toMatchObject({ phase: 'send', phase_started_at_ms: 5_000_000, written_at_ms: 5_002_000 });
+  expect(r.ok && r.heartbeat).toMatchObject({
+    phase: 'send',
+    phase_started_at_ms: 5_000_000,
+    written_at_ms: 5_002_000,
+  });
 });
 
 it('a heartbeat write that hangs (stuck volume) holds the loop at most WRITE_DEADLINE_MS, counted as a failure', async () => {
@@ -60,7 +70,13 @@ it('a heartbeat write that hangs (stuck volume) holds the loop at most WRITE_DEA
   const tmp = path.join(dir, `.hb.json.${process.pid}.tmp`);
   expect(spawnSync('mkfifo', [tmp]).status).toBe(0);
   let failed = 0;
-  const w = new HeartbeatWriter(file, () => Date.now(), Date.now(), body, () => (failed += 1));
+  const w = new HeartbeatWriter(
+    file,
+    () => Date.now(),
+    Date.now(),
+    body,
+    () => (failed += 1),
+  );
   const t0 = performance.now();
   await w.stamp('collect');
   const took = performance.now() - t0;
@@ -80,13 +96,27 @@ it('a heartbeat write that hangs (stuck volume) holds the loop at most WRITE_DEA
 
 it('the heartbeat schema takes the optional issue-11 fields, and a file without them still parses', () => {
   const base = {
-    format: 1, instance_id: 'i', pid: 1, started_at_ms: 1, written_at_ms: 2, sequence: 1, phase: 'sleep',
-    phase_started_at_ms: 1, phase_is_wait: false, ...body(),
+    format: 1,
+    instance_id: 'i',
+    pid: 1,
+    started_at_ms: 1,
+    written_at_ms: 2,
+    sequence: 1,
+    phase: 'sleep',
+    phase_started_at_ms: 1,
+    phase_is_wait: false,
+    ...body(),
   };
   expect(parseHeartbeat(JSON.stringify(base)).ok).toBe(true);
   const full = {
     ...base,
-    creating: { state: 'cfs_refusing', reason: 'POST /v3/sessions answered 500 (3 times)', next_attempt_ms: 5, last_attempt_ms: 4, cfs_trouble_since_ms: 3 },
+    creating: {
+      state: 'cfs_refusing',
+      reason: 'POST /v3/sessions answered 500 (3 times)',
+      next_attempt_ms: 5,
+      last_attempt_ms: 4,
+      cfs_trouble_since_ms: 3,
+    },
     pacing: { pending_sessions: 2, pending_cap: 40, creates_per_minute_cap: 240 },
     progress: { last_cfs_answer_ms: 4 },
     completions_unwritten: 3,
@@ -100,7 +130,14 @@ it('start times are reported as wall time, stable from write to write, and keep 
   let mono = 1_000_000;
   let wallOffset = 0;
   const file = path.join(dir, 'hb.json');
-  const w = new HeartbeatWriter(file, () => mono + wallOffset, mono, body, () => undefined, () => mono);
+  const w = new HeartbeatWriter(
+    file,
+    () => mono + wallOffset,
+    mono,
+    body,
+    () => undefined,
+    () => mono,
+  );
   const read = async () => {
     const r = await readHeartbeat(file);
     if (!r.ok) throw new Error(r.detail);
@@ -110,7 +147,11 @@ it('start times are reported as wall time, stable from write to write, and keep 
   mono += 700;
   wallOffset = 300; // NTP-sized drift: not a jump, nothing moves
   await w.stamp();
-  expect(await read()).toMatchObject({ started_at_ms: 1_000_000, phase_started_at_ms: 1_000_000, written_at_ms: 1_001_000 });
+  expect(await read()).toMatchObject({
+    started_at_ms: 1_000_000,
+    phase_started_at_ms: 1_000_000,
+    written_at_ms: 1_001_000,
+  });
   wallOffset = 3_600_000;
   mono += 1000;
   await w.stamp();

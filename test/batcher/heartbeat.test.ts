@@ -22,7 +22,13 @@ afterEach(async () => {
 });
 
 it('writes the heartbeat at start, at each phase and at the end of a cycle; sequence advances on every write', async () => {
-  h = await startHarness({ seed: (sim) => { putConfig(sim); fastOptions(sim); putComponents(sim, ['x1']); } });
+  h = await startHarness({
+    seed: (sim) => {
+      putConfig(sim);
+      fastOptions(sim);
+      putComponents(sim, ['x1']);
+    },
+  });
   const file = path.join(dir, 'hb.json');
   const seen: { phase: Phase; sequence: number }[] = [];
   const ac = new AbortController();
@@ -83,7 +89,12 @@ it('a wait phase (waiting_for_cfs) keeps stamping with phase_is_wait true', asyn
 
 it('a failed heartbeat write is logged (rate-limited), counted, and does not stop the loop', async () => {
   h = await startHarness({ seed: (sim) => putConfig(sim) });
-  const b = createBatcher({ client: h.client, heartbeatPath: path.join(dir, 'missing-dir', 'hb.json'), clock: h.clock, sleep: async () => undefined });
+  const b = createBatcher({
+    client: h.client,
+    heartbeatPath: path.join(dir, 'missing-dir', 'hb.json'),
+    clock: h.clock,
+    sleep: async () => undefined,
+  });
   expect((await b.runCycle()).outcome).toBe('ok');
   h.clock.advance(1000);
   expect((await b.runCycle()).outcome).toBe('ok');
@@ -128,7 +139,8 @@ it('while session creation is halted the sleep between cycles is a stamped backo
     clock: h.clock,
     sleep: async (ms) => {
       const r = await readHeartbeat(file);
-      if (r.ok) stamps.push({ phase: r.heartbeat.phase, wait: r.heartbeat.phase_is_wait, active: r.heartbeat.backoff.active });
+      if (r.ok)
+        stamps.push({ phase: r.heartbeat.phase, wait: r.heartbeat.phase_is_wait, active: r.heartbeat.backoff.active });
       h.clock.advance(ms);
       if (stamps.length >= 3) ac.abort();
     },

@@ -4,7 +4,17 @@
  * two active sessions, no component lost.
  */
 import { heartbeatBody } from '@cfs-batcher/batcher';
-import { captureLogs, count, fastOptions, ids, putComponents, putConfig, sessions, startHarness, type Harness } from './harness';
+import {
+  captureLogs,
+  count,
+  fastOptions,
+  ids,
+  putComponents,
+  putConfig,
+  sessions,
+  startHarness,
+  type Harness,
+} from './harness';
 
 let h: Harness;
 let logs: ReturnType<typeof captureLogs>;
@@ -24,42 +34,45 @@ it.each([
   [500, 15],
   [500, 5],
   [404, 5],
-])('case 3: POST /v3/sessions answering %i for minutes (%i components, batches of 5): cfs_refusing, an attempt every check interval, no flood, resumes', async (status, n) => {
-  h = await startHarness({
-    seed: (sim) => {
-      putConfig(sim);
-      fastOptions(sim, { batch_size: 5 });
-      putComponents(sim, ids('x', n));
-    },
-    deps: { tuning: NO_PACING },
-  });
-  h.sim.faults.add({ match: 'POST /v3/sessions', action: { type: 'status', status } });
-  const attempts: number[] = [];
-  for (let cycle = 0; cycle < 30; cycle++) {
-    // 5 minutes of fake time, one check interval (10 s) per cycle
+])(
+  'case 3: POST /v3/sessions answering %i for minutes (%i components, batches of 5): cfs_refusing, an attempt every check interval, no flood, resumes',
+  async (status, n) => {
+    h = await startHarness({
+      seed: (sim) => {
+        putConfig(sim);
+        fastOptions(sim, { batch_size: 5 });
+        putComponents(sim, ids('x', n));
+      },
+      deps: { tuning: NO_PACING },
+    });
+    h.sim.faults.add({ match: 'POST /v3/sessions', action: { type: 'status', status } });
+    const attempts: number[] = [];
+    for (let cycle = 0; cycle < 30; cycle++) {
+      // 5 minutes of fake time, one check interval (10 s) per cycle
+      await h.batcher.runCycle();
+      const body = hb();
+      expect(body.creating).toMatchObject({ state: 'cfs_refusing' });
+      expect(body.creating!.reason).toMatch(new RegExp(`POST /v3/sessions answered ${status} \\(\\d+ times?\\)`));
+      expect(body.creating!.cfs_trouble_since_ms).not.toBeNull();
+      attempts.push(body.creating!.last_attempt_ms!);
+      h.clock.advance(10_000);
+    }
+    // last_attempt_ms advances every cycle, i.e. at least once per check interval
+    for (let i = 1; i < attempts.length; i++) expect(attempts[i]!).toBeGreaterThan(attempts[i - 1]!);
+    // ... without a flood: about one create or lookup per cycle, not one per batch
+    expect(count(h.sim, 'POST /v3/sessions')).toBeLessThanOrEqual(2 * 30);
+    expect(sessions(h.sim)).toHaveLength(0);
+    h.sim.faults.clear();
     await h.batcher.runCycle();
-    const body = hb();
-    expect(body.creating).toMatchObject({ state: 'cfs_refusing' });
-    expect(body.creating!.reason).toMatch(new RegExp(`POST /v3/sessions answered ${status} \\(\\d+ times?\\)`));
-    expect(body.creating!.cfs_trouble_since_ms).not.toBeNull();
-    attempts.push(body.creating!.last_attempt_ms!);
+    expect(hb().creating!.cfs_trouble_since_ms).toBeNull();
     h.clock.advance(10_000);
-  }
-  // last_attempt_ms advances every cycle, i.e. at least once per check interval
-  for (let i = 1; i < attempts.length; i++) expect(attempts[i]!).toBeGreaterThan(attempts[i - 1]!);
-  // ... without a flood: about one create or lookup per cycle, not one per batch
-  expect(count(h.sim, 'POST /v3/sessions')).toBeLessThanOrEqual(2 * 30);
-  expect(sessions(h.sim)).toHaveLength(0);
-  h.sim.faults.clear();
-  await h.batcher.runCycle();
-  expect(hb().creating!.cfs_trouble_since_ms).toBeNull();
-  h.clock.advance(10_000);
-  await h.batcher.runCycle();
-  // every component is in exactly one session within a cycle or two of CFS recovering: none lost, none doubled
-  const hosts = sessions(h.sim).flatMap((s) => s.ansible.limit.split(','));
-  expect(hosts.sort()).toEqual(ids('x', n));
-  expect(h.sim.history.overlappingSessions()).toEqual([]);
-});
+    await h.batcher.runCycle();
+    // every component is in exactly one session within a cycle or two of CFS recovering: none lost, none doubled
+    const hosts = sessions(h.sim).flatMap((s) => s.ansible.limit.split(','));
+    expect(hosts.sort()).toEqual(ids('x', n));
+    expect(h.sim.history.overlappingSessions()).toEqual([]);
+  },
+);
 
 it('case 4: hanging completion PATCHes: other batches still sent, the unwritten completion held and retried, never lost', async () => {
   h = await startHarness({

@@ -33,7 +33,9 @@ describe('toBatchComponent with a pool', () => {
     id: fc.constantFrom('x1', 'x2', 'x3'),
     config: fc.constantFrom('cfg-a', 'cfg-b'),
     statuses: fc.array(fc.constantFrom('pending', 'applied', 'failed'), { minLength: 1, maxLength: 3 }),
-    tags: fc.dictionary(fc.constantFrom('bos_session', 'rack', '__proto__'), fc.string({ maxLength: 3 }), { maxKeys: 2 }),
+    tags: fc.dictionary(fc.constantFrom('bos_session', 'rack', '__proto__'), fc.string({ maxLength: 3 }), {
+      maxKeys: 2,
+    }),
     latest: fc.constantFrom('applied', 'failed', ''),
   });
 
@@ -47,7 +49,9 @@ describe('toBatchComponent with a pool', () => {
             desired_config: r.config,
             tags: JSON.parse(JSON.stringify(r.tags)) as Record<string, string>,
             desired_state: r.statuses.map((s, i) => layer(i, s)) as never,
-            state: r.latest ? [{ clone_url: 'u', playbook: 'p', commit: 'c', status: r.latest, last_updated: 't' }] : [],
+            state: r.latest
+              ? [{ clone_url: 'u', playbook: 'p', commit: 'c', status: r.latest, last_updated: 't' }]
+              : [],
           });
           const plain = toBatchComponent(raw, false);
           const shared = toBatchComponent(raw, false, pool);
@@ -65,7 +69,13 @@ describe('toBatchComponent with a pool', () => {
   });
 
   it('returns frozen shared parts, so one component cannot change another', () => {
-    const c = ok(toBatchComponent(rawComponent('x1', { tags: { rack: 'r1' }, desired_state: [layer(0, 'pending')] as never }), true, new InternPool()));
+    const c = ok(
+      toBatchComponent(
+        rawComponent('x1', { tags: { rack: 'r1' }, desired_state: [layer(0, 'pending')] as never }),
+        true,
+        new InternPool(),
+      ),
+    );
     expect(Object.isFrozen(c.tags)).toBe(true);
     expect(Object.isFrozen(c.pendingLayers)).toBe(true);
     expect(Object.isFrozen(c.pendingLayers[0])).toBe(true);

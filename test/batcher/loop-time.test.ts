@@ -3,7 +3,17 @@
  * monotonic timers under a wall-clock jump, the pending-sessions and creates-per-minute caps.
  */
 import { createBatcher, heartbeatBody, monotonicClock, isBackingOff, RECENT_SESSIONS_SIZE } from '@cfs-batcher/batcher';
-import { captureLogs, count, fastOptions, ids, putComponents, putConfig, sessions, startHarness, type Harness } from './harness';
+import {
+  captureLogs,
+  count,
+  fastOptions,
+  ids,
+  putComponents,
+  putConfig,
+  sessions,
+  startHarness,
+  type Harness,
+} from './harness';
 
 let h: Harness;
 let logs: ReturnType<typeof captureLogs>;
@@ -18,10 +28,19 @@ afterEach(async () => {
 });
 
 const hb = () => heartbeatBody(h.batcher.state, h.clock.now(), h.clock.wallOffset);
-const halted = (now: number) => ({ recent: Array<boolean>(RECENT_SESSIONS_SIZE).fill(false), currentS: 60, startMs: now });
+const halted = (now: number) => ({
+  recent: Array<boolean>(RECENT_SESSIONS_SIZE).fill(false),
+  currentS: 60,
+  startMs: now,
+});
 
 it('case 8: batcher_check_interval 100000 corrected to 10 takes effect within 10 s of (fake) time', async () => {
-  h = await startHarness({ seed: (sim) => { putConfig(sim); fastOptions(sim, { batcher_check_interval: 100_000 }); } });
+  h = await startHarness({
+    seed: (sim) => {
+      putConfig(sim);
+      fastOptions(sim, { batcher_check_interval: 100_000 });
+    },
+  });
   const ac = new AbortController();
   let sleepStart: number | null = null;
   let secondCycleAt: number | null = null;
@@ -49,7 +68,12 @@ it('case 8: batcher_check_interval 100000 corrected to 10 takes effect within 10
 });
 
 it('a long sleep re-reads the options at most every 10 s and ends early when batcher_disable changes', async () => {
-  h = await startHarness({ seed: (sim) => { putConfig(sim); fastOptions(sim, { batcher_check_interval: 60 }); } });
+  h = await startHarness({
+    seed: (sim) => {
+      putConfig(sim);
+      fastOptions(sim, { batcher_check_interval: 60 });
+    },
+  });
   const ac = new AbortController();
   let steps = 0;
   const b = createBatcher({
@@ -71,7 +95,13 @@ it('a long sleep re-reads the options at most every 10 s and ends early when bat
 });
 
 it('toggling batcher_disable on and off resets the create backoff (logged), and sending resumes at once', async () => {
-  h = await startHarness({ seed: (sim) => { putConfig(sim); fastOptions(sim); putComponents(sim, ['x1']); } });
+  h = await startHarness({
+    seed: (sim) => {
+      putConfig(sim);
+      fastOptions(sim);
+      putComponents(sim, ['x1']);
+    },
+  });
   h.batcher.state.backoff = halted(h.clock.now());
   await h.batcher.runCycle();
   expect(sessions(h.sim)).toHaveLength(0);
@@ -90,7 +120,11 @@ it('toggling batcher_disable on and off resets the create backoff (logged), and 
 
 it('a ±1 hour wall-clock jump causes no early send, no pending-timeout deletion and no backoff change', async () => {
   h = await startHarness({
-    seed: (sim) => { putConfig(sim); fastOptions(sim, { batch_window: 60, batcher_pending_timeout: 300 }); putComponents(sim, ids('x', 3)); },
+    seed: (sim) => {
+      putConfig(sim);
+      fastOptions(sim, { batch_window: 60, batcher_pending_timeout: 300 });
+      putComponents(sim, ids('x', 3));
+    },
   });
   await h.batcher.runCycle();
   for (const jump of [3_600_000, -3_600_000]) {
@@ -135,12 +169,19 @@ it('the production clock is monotonic: a wall-clock jump moves wall() only', () 
 
 it('pacing: no create while the pending-sessions cap is reached; reported in the heartbeat and metrics; nothing lost', async () => {
   h = await startHarness({
-    seed: (sim) => { putConfig(sim); fastOptions(sim, { batch_size: 1 }); putComponents(sim, ids('x', 10)); },
+    seed: (sim) => {
+      putConfig(sim);
+      fastOptions(sim, { batch_size: 1 });
+      putComponents(sim, ids('x', 10));
+    },
     deps: { tuning: { pendingSessionsCap: 3, createsPerMinuteCap: 0 } },
   });
   await h.batcher.runCycle();
   expect(sessions(h.sim)).toHaveLength(3);
-  expect(hb()).toMatchObject({ creating: { state: 'paced' }, pacing: { pending_sessions: 3, pending_cap: 3, creates_per_minute_cap: 0 } });
+  expect(hb()).toMatchObject({
+    creating: { state: 'paced' },
+    pacing: { pending_sessions: 3, pending_cap: 3, creates_per_minute_cap: 0 },
+  });
   expect(hb().creating!.reason).toBe('3 batcher sessions pending in CFS (cap 3)');
   expect(logs.has('Pacing session creation: 3 batcher sessions pending in CFS (cap 3)', 'INFO')).toBe(true);
   h.clock.advance(10_000);
@@ -160,7 +201,11 @@ it('pacing: no create while the pending-sessions cap is reached; reported in the
 
 it('pacing: creates per minute are capped over any 60 s', async () => {
   h = await startHarness({
-    seed: (sim) => { putConfig(sim); fastOptions(sim, { batch_size: 1 }); putComponents(sim, ids('x', 10)); },
+    seed: (sim) => {
+      putConfig(sim);
+      fastOptions(sim, { batch_size: 1 });
+      putComponents(sim, ids('x', 10));
+    },
     deps: { tuning: { pendingSessionsCap: 0, createsPerMinuteCap: 4 } },
   });
   await h.batcher.runCycle();

@@ -1,8 +1,16 @@
 /** rules/pacing.ts and creating.ts's attempt bookkeeping, as pure functions. */
 import { CfsError } from '@cfs-batcher/shared';
-import { initialCreating, initialPacing, noteAttempt, noteCreate, pacingGate, troubleSince } from '@cfs-batcher/batcher';
+import {
+  initialCreating,
+  initialPacing,
+  noteAttempt,
+  noteCreate,
+  pacingGate,
+  troubleSince,
+} from '@cfs-batcher/batcher';
 
-const http = (status: number) => new CfsError('http', `answered ${status}`, 'POST', 'http://cfs/v3/sessions', '/v3/sessions', status);
+const http = (status: number) =>
+  new CfsError('http', `answered ${status}`, 'POST', 'http://cfs/v3/sessions', '/v3/sessions', status);
 
 it('the pending cap holds until CFS lists fewer pending; the rate cap reopens 60 s after the oldest create', () => {
   const s = initialPacing();
@@ -25,12 +33,22 @@ it('attempts: a run of failures keeps its start; a 409 create or a 404 lookup is
   const t = initialCreating();
   noteAttempt(t, 10, 'POST /v3/sessions', http(500));
   noteAttempt(t, 20, 'POST /v3/sessions', http(500));
-  expect(t.trouble.create).toMatchObject({ state: 'cfs_refusing', what: 'POST /v3/sessions answered 500', count: 2, since: 10 });
+  expect(t.trouble.create).toMatchObject({
+    state: 'cfs_refusing',
+    what: 'POST /v3/sessions answered 500',
+    count: 2,
+    since: 10,
+  });
   noteAttempt(t, 25, 'GET /v3/sessions/{name}', http(404));
   noteAttempt(t, 26, 'POST /v3/sessions', http(409));
   expect(t.trouble.create?.since).toBe(10);
   expect(t.lastAttemptAt).toBe(26);
-  noteAttempt(t, 30, 'PATCH /v3/components/{id}', new CfsError('timeout', 'timed out', 'PATCH', 'u', '/v3/components/{id}'));
+  noteAttempt(
+    t,
+    30,
+    'PATCH /v3/components/{id}',
+    new CfsError('timeout', 'timed out', 'PATCH', 'u', '/v3/components/{id}'),
+  );
   expect(t.trouble.patch).toMatchObject({ state: 'cfs_timeout', since: 30 });
   noteAttempt(t, 40, 'POST /v3/sessions');
   expect(t.trouble.create).toBeNull();

@@ -24,12 +24,19 @@ const children: ChildProcess[] = [];
 beforeAll(() => {
   setLogSilent(true);
   // build first (incremental: quick when up to date); scripts holds the fault fixture and builds the batcher too
-  execFileSync(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-b', path.join(ROOT, 'scripts')], { stdio: 'pipe' });
+  execFileSync(
+    process.execPath,
+    [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-b', path.join(ROOT, 'scripts')],
+    { stdio: 'pipe' },
+  );
 }, 120_000);
 
 beforeEach(async () => {
   sim = createSimulator();
-  sim.state.putConfiguration({ name: 'cfg', layers: [{ name: 'l0', clone_url: 'https://vcs/l0.git', commit: 'a'.repeat(40), playbook: 'site.yml' }] });
+  sim.state.putConfiguration({
+    name: 'cfg',
+    layers: [{ name: 'l0', clone_url: 'https://vcs/l0.git', commit: 'a'.repeat(40), playbook: 'site.yml' }],
+  });
   sim.state.options = { ...DEFAULT_OPTIONS };
   ({ url } = await sim.listen(0));
   dir = mkdtempSync(path.join(os.tmpdir(), 'batcher-proc-'));
@@ -49,7 +56,15 @@ interface Run {
 
 function start(env: Record<string, string>, entry = MAIN): Run {
   const child = spawn(process.execPath, [entry], {
-    env: { PATH: process.env.PATH ?? '', OTEL_SDK_DISABLED: 'true', CFS_API_URL: url, HEARTBEAT_PATH: path.join(dir, 'hb.json'), METRICS_PORT: '0', CFS_RETRY_BUDGET_MS: '0', ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      OTEL_SDK_DISABLED: 'true',
+      CFS_API_URL: url,
+      HEARTBEAT_PATH: path.join(dir, 'hb.json'),
+      METRICS_PORT: '0',
+      CFS_RETRY_BUDGET_MS: '0',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);
@@ -87,7 +102,10 @@ function jsonLines(out: string): Array<Record<string, unknown>> {
 async function withDeadline<T>(p: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([p, new Promise<never>((_, rej) => (timer = setTimeout(() => rej(new Error(`no exit within ${ms} ms`)), ms)))]);
+    return await Promise.race([
+      p,
+      new Promise<never>((_, rej) => (timer = setTimeout(() => rej(new Error(`no exit within ${ms} ms`)), ms))),
+    ]);
   } finally {
     clearTimeout(timer);
   }
@@ -103,7 +121,14 @@ it('SIGTERM while sleeping: final stopping heartbeat, exit 0', async () => {
   const final = await readHeartbeat(path.join(dir, 'hb.json'));
   expect(final.ok && final.heartbeat.phase).toBe('stopping');
   const lines = jsonLines(run.out());
-  expect(lines.some((l) => l.message === 'Rebuilt previous state.  Found 0 incomplete sessions/batches.' && l.logger === 'batcher.batch' && l.level === 'INFO')).toBe(true);
+  expect(
+    lines.some(
+      (l) =>
+        l.message === 'Rebuilt previous state.  Found 0 incomplete sessions/batches.' &&
+        l.logger === 'batcher.batch' &&
+        l.level === 'INFO',
+    ),
+  ).toBe(true);
 });
 
 it('SIGTERM during a hung CFS request aborts it and exits 0 within a few seconds', async () => {
@@ -136,7 +161,10 @@ it('a bad environment value exits 2 with one line naming it (no stack)', async (
   const run = start({ METRICS_PORT: 'nine' });
   const { code } = await withDeadline(run.exited, 10_000);
   expect(code).toBe(2);
-  const plain = run.out().split('\n').filter((l) => l.trim() !== '' && !l.startsWith('{'));
+  const plain = run
+    .out()
+    .split('\n')
+    .filter((l) => l.trim() !== '' && !l.startsWith('{'));
   expect(plain).toEqual(['Configuration error: METRICS_PORT="nine" is not an integer']);
   expect(run.out()).not.toContain('Unexpected error occurred');
 });

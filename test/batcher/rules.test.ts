@@ -259,7 +259,10 @@ describe('completion', () => {
     const start = comp('a', { error_count: 1, desired_state: [layer(0, 'pending'), layer(1, 'pending')] as never });
     const d = decideCompletion('failed', 'batcher-s', new Map([['a', start]]), [start]);
     expect(d.ansibleFailure).toBe(false);
-    expect(d.actions[0]).toMatchObject({ kind: 'fail', patch: { error_count: 2, state_append: { status: 'failed', clone_url: 'https://vcs/l0.git' } } });
+    expect(d.actions[0]).toMatchObject({
+      kind: 'fail',
+      patch: { error_count: 2, state_append: { status: 'failed', clone_url: 'https://vcs/l0.git' } },
+    });
   });
 
   it('does nothing when Ansible recorded a failure for a member', () => {
@@ -274,7 +277,15 @@ describe('completion', () => {
     const start = comp('a');
     const changed = comp('a', { desired_state: [layer(0, 'pending', { commit: COMMIT_B })] as never });
     const done = toBatchComponent(rawComponent('b', { configuration_status: 'configured' }), false);
-    const d = decideCompletion('complete', 's', new Map([['a', start], ['b', start]]), [changed, (done as { component: BatchComponent }).component]);
+    const d = decideCompletion(
+      'complete',
+      's',
+      new Map([
+        ['a', start],
+        ['b', start],
+      ]),
+      [changed, (done as { component: BatchComponent }).component],
+    );
     expect(d.actions).toEqual([{ id: 'a', kind: 'changed' }]);
   });
 });
@@ -295,7 +306,9 @@ describe('rebuild plan and session status', () => {
       session('batcher-3', 'pending', ''),
       session('batcher-4', 'pending', null),
     ]);
-    expect(plan.targets).toEqual([{ sessionName: 'batcher-1', configName: 'cfg', configLimit: '0', memberIds: ['a', 'b'] }]);
+    expect(plan.targets).toEqual([
+      { sessionName: 'batcher-1', configName: 'cfg', configLimit: '0', memberIds: ['a', 'b'] },
+    ]);
     expect(plan.skipped.map((s) => s.name)).toEqual(['batcher-3', 'batcher-4']);
   });
 
@@ -321,7 +334,10 @@ describe('CFS error lines', () => {
       [err('unreachable', 'cannot reach'), 'Unable to connect to CFS: cannot reach'],
       [err('timeout', 'timeout'), 'Unable to connect to CFS: timeout'],
       [err('http', '503 from CFS', 503), 'Unexpected response from CFS: 503 from CFS'],
-      [err('invalid-response', 'Non-JSON response from CFS for GET'), 'Non-JSON response from CFS: Non-JSON response from CFS for GET'],
+      [
+        err('invalid-response', 'Non-JSON response from CFS for GET'),
+        'Non-JSON response from CFS: Non-JSON response from CFS for GET',
+      ],
       [err('invalid-response', 'Unexpected response: null'), 'Unexpected response from CFS: Unexpected response: null'],
     ];
     for (const [e, line] of table) expect(cfsErrorLine(e)).toBe(line);

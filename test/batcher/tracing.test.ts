@@ -30,7 +30,13 @@ afterEach(async () => {
 });
 
 it('a cycle is a root span with a child per phase and a span per created session', async () => {
-  h = await startHarness({ seed: (sim) => { putConfig(sim); fastOptions(sim); putComponents(sim, ['x1', 'x2']); } });
+  h = await startHarness({
+    seed: (sim) => {
+      putConfig(sim);
+      fastOptions(sim);
+      putComponents(sim, ['x1', 'x2']);
+    },
+  });
   await h.batcher.runCycle();
   h.clock.advance(1);
   await h.batcher.runCycle();
@@ -47,7 +53,11 @@ it('a cycle is a root span with a child per phase and a span per created session
   expect(create).toBeDefined();
   const send = byName('batcher.send')[1]!;
   expect(create!.parentSpanContext?.spanId).toBe(send.spanContext().spanId);
-  expect(create!.attributes).toMatchObject({ 'cfs.configuration.name': 'cfg', 'cfs.batch.size': 2, 'cfs.session.limit': '0' });
+  expect(create!.attributes).toMatchObject({
+    'cfs.configuration.name': 'cfg',
+    'cfs.batch.size': 2,
+    'cfs.session.limit': '0',
+  });
   expect(String(create!.attributes['cfs.session.name'])).toMatch(/^batcher-/);
 });
 

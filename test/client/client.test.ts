@@ -7,7 +7,14 @@ import { hang, json, startFakeServer, text, type FakeServer } from './fake-serve
 let server: FakeServer;
 const requests: RequestInfo[] = [];
 const client = (extra: Partial<ConstructorParameters<typeof CfsClient>[0]> = {}) =>
-  new CfsClient({ baseUrl: server.baseUrl, requestTimeoutMs: 500, connectTimeoutMs: 300, retryBudgetMs: 3000, onRequest: (r) => requests.push(r), ...extra });
+  new CfsClient({
+    baseUrl: server.baseUrl,
+    requestTimeoutMs: 500,
+    connectTimeoutMs: 300,
+    retryBudgetMs: 3000,
+    onRequest: (r) => requests.push(r),
+    ...extra,
+  });
 
 async function failure(p: Promise<unknown>): Promise<CfsError> {
   try {
@@ -36,7 +43,13 @@ describe('paging', () => {
     const all = await client().listAllComponents({ status: 'pending', enabled: true }, { pageSize: 2 });
     expect(all.components.map((c) => c.id)).toEqual(['x1', 'x2', 'x3']);
     const second = new URL(server.seen[1]!.url, 'http://h');
-    expect(Object.fromEntries(second.searchParams)).toEqual({ ids: '', status: 'pending', enabled: 'true', limit: '2', after_id: 'x2' });
+    expect(Object.fromEntries(second.searchParams)).toEqual({
+      ids: '',
+      status: 'pending',
+      enabled: 'true',
+      limit: '2',
+      after_id: 'x2',
+    });
   });
 
   it('refuses a next that does not advance instead of looping forever', async () => {
@@ -48,7 +61,10 @@ describe('paging', () => {
   });
 
   it('reports invalid records with the reason and keeps the valid ones', async () => {
-    server.on('GET /v3/components', json(200, { components: [{ id: 'ok1' }, { id: 'bad', error_count: 'two' }, 7], next: null }));
+    server.on(
+      'GET /v3/components',
+      json(200, { components: [{ id: 'ok1' }, { id: 'bad', error_count: 'two' }, 7], next: null }),
+    );
     const page = await client().listAllComponents({});
     expect(page.components.map((c) => c.id)).toEqual(['ok1']);
     expect(page.invalid).toHaveLength(2);
@@ -82,7 +98,10 @@ describe('invalid answers become typed errors', () => {
   });
 
   it('a 404 on a list endpoint is an http error with status and URL, not retried', async () => {
-    server.on('GET /v3/sessions', json(404, { type: 'about:blank', title: 'Not Found', detail: 'The requested URL was not found', status: 404 }));
+    server.on(
+      'GET /v3/sessions',
+      json(404, { type: 'about:blank', title: 'Not Found', detail: 'The requested URL was not found', status: 404 }),
+    );
     const err = await failure(client().listAllSessions({}));
     expect(err).toMatchObject({ kind: 'http', status: 404, method: 'GET', route: '/v3/sessions' });
     expect(err.message).toContain('The requested URL was not found');
@@ -92,7 +111,12 @@ describe('invalid answers become typed errors', () => {
 
 describe('retries', () => {
   it('retries a GET on 5xx and succeeds', async () => {
-    server.on('GET /v3/options', json(503, { title: 'Unable to connect to the Redis database' }), json(503, {}), json(200, { batch_size: 25 }));
+    server.on(
+      'GET /v3/options',
+      json(503, { title: 'Unable to connect to the Redis database' }),
+      json(503, {}),
+      json(200, { batch_size: 25 }),
+    );
     await expect(client().getOptions()).resolves.toEqual({ batch_size: 25 });
     expect(server.seen.length).toBe(3);
     expect(requests.map((r) => r.status)).toEqual(['503', '503', '200']);

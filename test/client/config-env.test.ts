@@ -42,11 +42,17 @@ describe('cfsClientOptionsFromEnv', () => {
 
   it.each([
     [{ CFS_API_URL: 'not a url' }, 'Configuration error: CFS_API_URL="not a url" is not a URL'],
-    [{ CFS_API_URL: 'file:///etc/passwd' }, 'Configuration error: CFS_API_URL="file:///etc/passwd" is not an http or https URL'],
+    [
+      { CFS_API_URL: 'file:///etc/passwd' },
+      'Configuration error: CFS_API_URL="file:///etc/passwd" is not an http or https URL',
+    ],
     [{ CFS_CONNECT_TIMEOUT_MS: '1.5' }, 'Configuration error: CFS_CONNECT_TIMEOUT_MS="1.5" is not an integer'],
     [{ CFS_REQUEST_TIMEOUT_MS: '0' }, 'Configuration error: CFS_REQUEST_TIMEOUT_MS=0 is below 1'],
     [{ CA_CERT: '/nonexistent/ca.crt' }, 'Configuration error: CA_CERT=/nonexistent/ca.crt cannot be read (ENOENT)'],
-    [{ CFS_TOKEN_FILE: '/nonexistent/token' }, 'Configuration error: CFS_TOKEN_FILE=/nonexistent/token cannot be read (ENOENT)'],
+    [
+      { CFS_TOKEN_FILE: '/nonexistent/token' },
+      'Configuration error: CFS_TOKEN_FILE=/nonexistent/token cannot be read (ENOENT)',
+    ],
   ])('refuses %j', (env, line) => {
     expect(configError(env)).toBe(line);
   });
@@ -55,7 +61,11 @@ describe('cfsClientOptionsFromEnv', () => {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'cfs-env-'));
     const file = path.join(dir, 'f');
     await fs.writeFile(file, 'x');
-    const o = cfsClientOptionsFromEnv({ CFS_API_URL: 'https://api-gw/apis/cfs/v3', CA_CERT: file, CFS_TOKEN_FILE: file });
+    const o = cfsClientOptionsFromEnv({
+      CFS_API_URL: 'https://api-gw/apis/cfs/v3',
+      CA_CERT: file,
+      CFS_TOKEN_FILE: file,
+    });
     expect(o).toMatchObject({ baseUrl: 'https://api-gw/apis/cfs/v3', caCertPath: file, tokenFile: file });
     await fs.rm(dir, { recursive: true, force: true });
   });
@@ -69,7 +79,8 @@ describe('a token file that goes away', () => {
     setLogSilent(true);
     const sink = new Writable({
       write(chunk: Buffer, _enc, done) {
-        for (const l of chunk.toString().split('\n')) if (l.trim()) lines.push(JSON.parse(l) as Record<string, unknown>);
+        for (const l of chunk.toString().split('\n'))
+          if (l.trim()) lines.push(JSON.parse(l) as Record<string, unknown>);
         done();
       },
     });
@@ -94,12 +105,22 @@ describe('a token file that goes away', () => {
     await fs.rm(file);
     for (let i = 0; i < 3; i++) await c.getOptions();
     const errors = lines.filter((l) => l.level === 'ERROR' && String(l.message).includes(file));
-    expect(errors.map((l) => l.message)).toEqual([`Cannot read the CFS token file ${file} (ENOENT); requests go with the last token read`]);
+    expect(errors.map((l) => l.message)).toEqual([
+      `Cannot read the CFS token file ${file} (ENOENT); requests go with the last token read`,
+    ]);
     await fs.writeFile(file, 'second');
     await c.getOptions();
-    expect(lines.filter((l) => l.level === 'INFO' && String(l.message).includes(`${file} is readable again`))).toHaveLength(1);
+    expect(
+      lines.filter((l) => l.level === 'INFO' && String(l.message).includes(`${file} is readable again`)),
+    ).toHaveLength(1);
     // the last good token kept the calls authorised meanwhile
-    expect(server.seen.map((s) => s.headers.authorization)).toEqual(['Bearer first', 'Bearer first', 'Bearer first', 'Bearer first', 'Bearer second']);
+    expect(server.seen.map((s) => s.headers.authorization)).toEqual([
+      'Bearer first',
+      'Bearer first',
+      'Bearer first',
+      'Bearer first',
+      'Bearer second',
+    ]);
     await fs.rm(dir, { recursive: true, force: true });
   });
 });

@@ -6,11 +6,27 @@ import fc from 'fast-check';
 import { componentSchema, isPlainComponent, partitionRecords } from '@cfs-batcher/shared';
 
 /** Values of every JSON type, the right one most of the time. */
-const anyJson = fc.oneof(fc.string(), fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.constant([]), fc.constant({}));
-const maybe = <T>(right: fc.Arbitrary<T>) => fc.oneof({ weight: 6, arbitrary: right }, { weight: 1, arbitrary: anyJson });
+const anyJson = fc.oneof(
+  fc.string(),
+  fc.integer(),
+  fc.double(),
+  fc.boolean(),
+  fc.constant(null),
+  fc.constant([]),
+  fc.constant({}),
+);
+const maybe = <T>(right: fc.Arbitrary<T>) =>
+  fc.oneof({ weight: 6, arbitrary: right }, { weight: 1, arbitrary: anyJson });
 
 const stateLayer = fc.record(
-  { clone_url: maybe(fc.string()), playbook: maybe(fc.string()), commit: maybe(fc.string()), status: maybe(fc.string()), session_name: maybe(fc.string()), last_updated: maybe(fc.string()) },
+  {
+    clone_url: maybe(fc.string()),
+    playbook: maybe(fc.string()),
+    commit: maybe(fc.string()),
+    status: maybe(fc.string()),
+    session_name: maybe(fc.string()),
+    last_updated: maybe(fc.string()),
+  },
   { requiredKeys: [] },
 );
 const desiredLayer = fc.record(
@@ -54,7 +70,10 @@ function agreesWithSchema(x: unknown): void {
 
 describe('isPlainComponent', () => {
   test('accepts only records the schema accepts unchanged', () => {
-    fc.assert(fc.property(component.map(asParsed), (x) => agreesWithSchema(x)), { numRuns: 2000 });
+    fc.assert(
+      fc.property(component.map(asParsed), (x) => agreesWithSchema(x)),
+      { numRuns: 2000 },
+    );
   });
 
   test('refuses the JSON shapes zod treats specially', () => {
@@ -80,7 +99,9 @@ describe('isPlainComponent', () => {
       desired_config: 'compute-23.7',
       enabled: true,
       error_count: 0,
-      state: [{ clone_url: 'u', playbook: 'site.yml', commit: 'c', status: 'applied', session_name: 's', last_updated: 't' }],
+      state: [
+        { clone_url: 'u', playbook: 'site.yml', commit: 'c', status: 'applied', session_name: 's', last_updated: 't' },
+      ],
       tags: { bos_session: 'b' },
       configuration_status: 'pending',
       desired_state: [{ name: 'cos', clone_url: 'u', commit: 'c', playbook: 'site.yml', status: 'pending' }],

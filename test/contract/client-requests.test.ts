@@ -35,14 +35,29 @@ const body = (raw: string): unknown => (raw === '' ? undefined : JSON.parse(raw)
 
 it('every kind of request the client sends validates against the spec', async () => {
   const c = new CfsClient({ baseUrl: server.baseUrl, retryBudgetMs: 0 });
-  await c.listAllComponents({ enabled: true, status: 'pending', config_details: true, state_details: true }, { pageSize: 1000 });
+  await c.listAllComponents(
+    { enabled: true, status: 'pending', config_details: true, state_details: true },
+    { pageSize: 1000 },
+  );
   await c.listAllComponents({ ids: ['x1', 'x2'], config_name: 'c1', tags: { bos_session: 'b1' } });
   await c.getComponent('x1', { config_details: true, state_details: true });
   await c.patchComponent('x1', {
-    state_append: { clone_url: 'https://vcs/cray/a.git', playbook: 'site.yml', commit: 'a'.repeat(40), status: 'skipped', session_name: 'batcher-1' },
+    state_append: {
+      clone_url: 'https://vcs/cray/a.git',
+      playbook: 'site.yml',
+      commit: 'a'.repeat(40),
+      status: 'skipped',
+      session_name: 'batcher-1',
+    },
   });
   await c.patchComponent('x1', {
-    state_append: { clone_url: 'https://vcs/cray/a.git', playbook: 'site.yml', commit: 'a'.repeat(40), status: 'failed', session_name: 'batcher-1' },
+    state_append: {
+      clone_url: 'https://vcs/cray/a.git',
+      playbook: 'site.yml',
+      commit: 'a'.repeat(40),
+      status: 'failed',
+      session_name: 'batcher-1',
+    },
     error_count: 2,
   });
   await c.listAllSessions({ name_contains: 'batcher-', status: 'running' }, { pageSize: 500 });
@@ -63,7 +78,9 @@ it('every kind of request the client sends validates against the spec', async ()
   await c.getConfiguration('c1');
 
   expect(server.seen.length).toBe(14);
-  const problems = server.seen.flatMap((s) => spec.checkRequest(s.method, s.url, body(s.body)).map((p) => `${s.method} ${s.url}: ${p}`));
+  const problems = server.seen.flatMap((s) =>
+    spec.checkRequest(s.method, s.url, body(s.body)).map((p) => `${s.method} ${s.url}: ${p}`),
+  );
   expect(problems).toEqual([]);
 });
 
@@ -72,7 +89,11 @@ it('the validator is really on: a request the spec forbids is reported', () => {
   expect(spec.checkRequest('GET', '/v3/components?after=x1', undefined)).toEqual([
     'query parameter after is not declared for get_components_v3',
   ]);
-  expect(spec.checkRequest('POST', '/v3/sessions', { name: 'Bad_Name', configuration_name: 'c' }).length).toBeGreaterThan(0);
-  expect(spec.checkRequest('PATCH', '/v3/components/x1', { state_append: { status: 'pending' } }).length).toBeGreaterThan(0);
+  expect(
+    spec.checkRequest('POST', '/v3/sessions', { name: 'Bad_Name', configuration_name: 'c' }).length,
+  ).toBeGreaterThan(0);
+  expect(
+    spec.checkRequest('PATCH', '/v3/components/x1', { state_append: { status: 'pending' } }).length,
+  ).toBeGreaterThan(0);
   expect(spec.checkRequest('PATCH', '/v3/options', { batch_size: 0 }).length).toBeGreaterThan(0);
 });

@@ -66,7 +66,9 @@ function directional(schema: unknown, drop: 'readOnly' | 'writeOnly', seen = new
 }
 
 export async function loadSpecValidator(): Promise<SpecValidator> {
-  const api = (await SwaggerParser.dereference(findSpecPath())) as unknown as { paths: Record<string, Record<string, Operation>> };
+  const api = (await SwaggerParser.dereference(findSpecPath())) as unknown as {
+    paths: Record<string, Record<string, Operation>>;
+  };
   const ajv = new Ajv({ strict: false, allErrors: true, coerceTypes: false });
   addFormats(ajv);
   const cache = new Map<string, ValidateFunction>();

@@ -18,7 +18,14 @@ describe('bench helpers', () => {
 
   it('parses the cycle options: sizes to 100k by default, transport, node options, no rebuild', () => {
     expect(parseBenchArgs([]).sizes).toEqual([1000, 10_000, 50_000, 100_000]);
-    const a = parseBenchArgs(['--only', 'cycle', '--transport', 'python', '--node-options=--max-semi-space-size=2', '--no-rebuild']);
+    const a = parseBenchArgs([
+      '--only',
+      'cycle',
+      '--transport',
+      'python',
+      '--node-options=--max-semi-space-size=2',
+      '--no-rebuild',
+    ]);
     expect(a).toMatchObject({ transport: 'python', nodeOptions: '--max-semi-space-size=2', rebuild: false });
     expect(() => parseBenchArgs(['--transport', 'udp'])).toThrow(/nodelay or python/);
   });

@@ -46,7 +46,9 @@ describe('npm run images (stub engines on PATH)', () => {
     jest.spyOn(console, 'log').mockImplementation((l: string) => void out.push(l));
     jest.spyOn(console, 'error').mockImplementation((l: string) => void err.push(l));
     const code = await main([], env);
-    const builds = readFileSync(calls, 'utf8').split('\n').filter((l) => / (build|bud) /.test(l));
+    const builds = readFileSync(calls, 'utf8')
+      .split('\n')
+      .filter((l) => / (build|bud) /.test(l));
     return { code, out: out.join('\n'), err: err.join('\n'), builds };
   }
 
@@ -63,7 +65,14 @@ describe('npm run images (stub engines on PATH)', () => {
   });
 
   it('prefers a working docker; bases and a registry mirror become build arguments; EXTRA_CA_CERTS= turns the CA off', async () => {
-    const env = { NODE_EXTRA_CA_CERTS: '/nonexistent', EXTRA_CA_CERTS: '', BUILD_IMAGE: 'mirror/node:20', RUNTIME_IMAGE: 'mirror/distroless', NPM_REGISTRY: 'https://npm.mirror.invalid/', IMAGE_TAG: 't1' };
+    const env = {
+      NODE_EXTRA_CA_CERTS: '/nonexistent',
+      EXTRA_CA_CERTS: '',
+      BUILD_IMAGE: 'mirror/node:20',
+      RUNTIME_IMAGE: 'mirror/distroless',
+      NPM_REGISTRY: 'https://npm.mirror.invalid/',
+      IMAGE_TAG: 't1',
+    };
     const r = await runImages('docker', ['docker', 'podman', 'buildah'], env);
     expect(r.code).toBe(0);
     expect(r.builds[0]).toBe(
@@ -73,7 +82,9 @@ describe('npm run images (stub engines on PATH)', () => {
 
   it('falls back to buildah (sizes from its human-readable form), and says so when no engine works or the CA is unreadable', async () => {
     const b = await runImages('buildah', ['buildah'], {});
-    expect(b.builds[0]).toBe('buildah bud --layers --isolation chroot -f Dockerfile.batcher -t localhost/cfs-batcher:0.1.0 .');
+    expect(b.builds[0]).toBe(
+      'buildah bud --layers --isolation chroot -f Dockerfile.batcher -t localhost/cfs-batcher:0.1.0 .',
+    );
     expect(b.out).toContain('123 MB');
     const none = await runImages('none', [], {});
     expect(none.code).toBe(1);
@@ -87,18 +98,23 @@ describe('npm run images (stub engines on PATH)', () => {
 });
 
 describe('Dockerfiles: the extra CA reaches npm only', () => {
-  it.each(['Dockerfile.batcher', 'Dockerfile.sidecar'])('%s mounts the extra-ca secret on every npm ci and nowhere else', (file) => {
-    const text = readFileSync(path.join(ROOT, file), 'utf8').replace(/\\\n/g, ' ');
-    const runs = text.split('\n').filter((l) => l.startsWith('RUN '));
-    const npmCi = runs.filter((l) => /npm ci\b/.test(l));
-    expect(npmCi.length).toBe(2);
-    for (const l of npmCi) {
-      expect(l).toContain('--mount=type=secret,id=extra-ca');
-      expect(l).toMatch(/if \[ -s \/run\/secrets\/extra-ca \]; then export NODE_EXTRA_CA_CERTS=\/run\/secrets\/extra-ca; fi/);
-    }
-    expect(runs.filter((l) => !/npm ci\b/.test(l)).join('\n')).not.toContain('extra-ca');
-    expect(text).not.toMatch(/^(COPY|ADD|ENV)\b.*(extra-ca|EXTRA_CA|NODE_EXTRA_CA_CERTS)/m);
-  });
+  it.each(['Dockerfile.batcher', 'Dockerfile.sidecar'])(
+    '%s mounts the extra-ca secret on every npm ci and nowhere else',
+    (file) => {
+      const text = readFileSync(path.join(ROOT, file), 'utf8').replace(/\\\n/g, ' ');
+      const runs = text.split('\n').filter((l) => l.startsWith('RUN '));
+      const npmCi = runs.filter((l) => /npm ci\b/.test(l));
+      expect(npmCi.length).toBe(2);
+      for (const l of npmCi) {
+        expect(l).toContain('--mount=type=secret,id=extra-ca');
+        expect(l).toMatch(
+          /if \[ -s \/run\/secrets\/extra-ca \]; then export NODE_EXTRA_CA_CERTS=\/run\/secrets\/extra-ca; fi/,
+        );
+      }
+      expect(runs.filter((l) => !/npm ci\b/.test(l)).join('\n')).not.toContain('extra-ca');
+      expect(text).not.toMatch(/^(COPY|ADD|ENV)\b.*(extra-ca|EXTRA_CA|NODE_EXTRA_CA_CERTS)/m);
+    },
+  );
 });
 
 const IMAGES = { batcher: 'localhost/cfs-batcher:0.1.0', sidecar: 'localhost/cfs-batcher-health-sidecar:0.1.0' };
@@ -129,8 +145,13 @@ const engine = engineWithImages();
     }
   }, 180_000);
 
-  it('fails when an image does not do its job (the batcher image in the sidecar\'s place never serves /healthz)', async () => {
-    const report = await checkImages({ engine: engine!, batcherImage: IMAGES.batcher, sidecarImage: IMAGES.batcher, deadlineMs: 5000 });
+  it("fails when an image does not do its job (the batcher image in the sidecar's place never serves /healthz)", async () => {
+    const report = await checkImages({
+      engine: engine!,
+      batcherImage: IMAGES.batcher,
+      sidecarImage: IMAGES.batcher,
+      deadlineMs: 5000,
+    });
     expect(report.problems).toEqual([expect.stringContaining('sidecar /healthz')]);
     expect(report.sidecar).toBeNull();
   }, 120_000);

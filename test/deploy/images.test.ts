@@ -61,8 +61,18 @@ const ignorePatterns = readFileSync(path.join(ROOT, '.dockerignore'), 'utf8')
   .filter((l) => l !== '' && !l.startsWith('#'));
 
 const images = [
-  { file: 'Dockerfile.batcher', entry: 'batcher/dist/main.js', workspace: 'batcher', mustNotShip: ['express', 'express-openapi-validator', 'yaml'] },
-  { file: 'Dockerfile.sidecar', entry: 'sidecar-health/dist/main.js', workspace: 'sidecar-health', mustNotShip: ['express-openapi-validator', 'yaml'] },
+  {
+    file: 'Dockerfile.batcher',
+    entry: 'batcher/dist/main.js',
+    workspace: 'batcher',
+    mustNotShip: ['express', 'express-openapi-validator', 'yaml'],
+  },
+  {
+    file: 'Dockerfile.sidecar',
+    entry: 'sidecar-health/dist/main.js',
+    workspace: 'sidecar-health',
+    mustNotShip: ['express-openapi-validator', 'yaml'],
+  },
 ];
 
 interface LockEntry {
@@ -76,7 +86,10 @@ interface LockEntry {
 /** Pure: the package names a workspace's production install holds, walking package-lock.json from that workspace. */
 export function runtimeClosure(lock: { packages: Record<string, LockEntry> }, workspace: string): Set<string> {
   const seen = new Set<string>();
-  const queue: [string, string][] = Object.keys(lock.packages[workspace]?.dependencies ?? {}).map((n) => [workspace, n]);
+  const queue: [string, string][] = Object.keys(lock.packages[workspace]?.dependencies ?? {}).map((n) => [
+    workspace,
+    n,
+  ]);
   for (let guard = 0; queue.length > 0 && guard < 100_000; guard++) {
     const [from, name] = queue.shift()!;
     // node's lookup: the nearest node_modules up from the requiring package
@@ -100,7 +113,8 @@ export function runtimeClosure(lock: { packages: Record<string, LockEntry> }, wo
       at = entry.resolved;
       entry = lock.packages[at] ?? {};
     }
-    for (const n of Object.keys({ ...entry.dependencies, ...entry.optionalDependencies, ...entry.peerDependencies })) queue.push([at, n]);
+    for (const n of Object.keys({ ...entry.dependencies, ...entry.optionalDependencies, ...entry.peerDependencies }))
+      queue.push([at, n]);
   }
   return new Set([...seen].map((k) => k.slice(k.lastIndexOf('node_modules/') + 'node_modules/'.length)));
 }
@@ -120,7 +134,11 @@ function get(port: number, p: string): Promise<number | null> {
 function spawnEntrypoint(entrypoint: string[], env: NodeJS.ProcessEnv, logs: string[]): ChildProcess {
   const [bin, ...args] = entrypoint;
   const cmd = path.basename(bin ?? '') === 'node' ? process.execPath : (bin as string);
-  const child = spawn(cmd, args, { cwd: ROOT, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(cmd, args, {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   child.stdout?.on('data', (d: Buffer) => logs.push(d.toString()));
   child.stderr?.on('data', (d: Buffer) => logs.push(d.toString()));
   return child;
@@ -140,7 +158,8 @@ async function stopChild(child: ChildProcess): Promise<number | null> {
 describe.each(images)('$file', ({ file, entry, workspace, mustNotShip }) => {
   const instructions = parseDockerfile(readFileSync(path.join(ROOT, file), 'utf8'));
   const froms = instructions.filter((i) => i.op === 'FROM');
-  const entrypoint = JSON.parse(instructions.filter((i) => i.op === 'ENTRYPOINT').pop()?.args ?? 'null') as string[] | null;
+  const entrypoint = JSON.parse(instructions.filter((i) => i.op === 'ENTRYPOINT').pop()?.args ?? 'null') as
+    string[] | null;
 
   it('is multi-stage, installs with npm ci, keeps production dependencies only, runs as uid 65532', () => {
     expect(froms.length).toBeGreaterThanOrEqual(2);
@@ -158,20 +177,24 @@ describe.each(images)('$file', ({ file, entry, workspace, mustNotShip }) => {
     expect(args.BUILD_IMAGE).toMatch(/^node:20/);
   });
 
-  it('installs only its own workspace\'s runtime dependencies, which leave out the other programs\' packages', () => {
+  it("installs only its own workspace's runtime dependencies, which leave out the other programs' packages", () => {
     const prod = instructions.filter((i) => i.op === 'RUN' && /npm ci\b.*--omit=dev/.test(i.args));
     expect(prod.map((i) => i.args)).toEqual([expect.stringContaining(`--workspace=${workspace}`)]);
     const closure = runtimeClosure(JSON.parse(readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8')), workspace);
     expect(closure.has('@cfs-batcher/shared')).toBe(true);
     expect(closure.has('@opentelemetry/sdk-trace-node')).toBe(true);
     expect(closure.has('express')).toBe(workspace === 'sidecar-health'); // the walk finds what is there too
-    for (const name of [...mustNotShip, '@opentelemetry/sdk-node', 'jest', 'typescript']) expect(closure.has(name)).toBe(false);
+    for (const name of [...mustNotShip, '@opentelemetry/sdk-node', 'jest', 'typescript'])
+      expect(closure.has(name)).toBe(false);
   });
 
   it('copies the package.json of every workspace before npm ci', () => {
     const rootPkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { workspaces: string[] };
     const firstCi = instructions.findIndex((i) => i.op === 'RUN' && /npm ci/.test(i.args));
-    const copiedBefore = instructions.slice(0, firstCi).filter((i) => i.op === 'COPY').map((i) => i.args);
+    const copiedBefore = instructions
+      .slice(0, firstCi)
+      .filter((i) => i.op === 'COPY')
+      .map((i) => i.args);
     for (const ws of rootPkg.workspaces) expect(copiedBefore).toContain(`${ws}/package.json ${ws}/`);
     expect(copiedBefore.some((a) => a.startsWith('package.json package-lock.json'))).toBe(true);
   });
@@ -225,7 +248,12 @@ describe('ENTRYPOINTs start', () => {
     const logs: string[] = [];
     const child = spawnEntrypoint(
       entrypointOf('Dockerfile.sidecar'),
-      { HEALTH_PORT: String(port), HEARTBEAT_PATH: path.join(dir, 'heartbeat.json'), SIDECAR_CFS_POLL_SECONDS: '0', OTEL_SDK_DISABLED: 'true' },
+      {
+        HEALTH_PORT: String(port),
+        HEARTBEAT_PATH: path.join(dir, 'heartbeat.json'),
+        SIDECAR_CFS_POLL_SECONDS: '0',
+        OTEL_SDK_DISABLED: 'true',
+      },
       logs,
     );
     children.push(child);
@@ -261,7 +289,8 @@ describe('ENTRYPOINTs start', () => {
       {
         what: 'a heartbeat from the batcher',
         timeoutMs: 30_000,
-        abort: () => (child.exitCode === null ? null : `batcher exited ${child.exitCode}: ${logs.join('').slice(-2000)}`),
+        abort: () =>
+          child.exitCode === null ? null : `batcher exited ${child.exitCode}: ${logs.join('').slice(-2000)}`,
       },
     );
     expect(hb.pid).toBe(child.pid);
@@ -278,7 +307,16 @@ describe('dockerfile helpers', () => {
     ]);
   });
   it('.dockerignore is an allowlist: host builds, tests, the simulator and credential files stay out of the context', () => {
-    for (const rel of ['node_modules', 'shared/dist', '.npmrc', '.env', 'test/deploy/images.test.ts', 'docs', 'cfs-sim/src/main.ts', 'scripts']) {
+    for (const rel of [
+      'node_modules',
+      'shared/dist',
+      '.npmrc',
+      '.env',
+      'test/deploy/images.test.ts',
+      'docs',
+      'cfs-sim/src/main.ts',
+      'scripts',
+    ]) {
       expect([rel, dockerIgnored(ignorePatterns, rel)]).toEqual([rel, true]);
     }
     expect(dockerIgnored(ignorePatterns, 'cfs-sim/package.json')).toBe(false);

@@ -19,9 +19,12 @@ describe('local pod arguments', () => {
       batchWindow: 5,
     });
   });
-  it.each([[['--duration']], [['--duration', 'x']], [['--bogus']], [['--check-interval', '0']]])('rejects %j', (argv) => {
-    expect(() => parseArgs(argv)).toThrow(UsageError);
-  });
+  it.each([[['--duration']], [['--duration', 'x']], [['--bogus']], [['--check-interval', '0']]])(
+    'rejects %j',
+    (argv) => {
+      expect(() => parseArgs(argv)).toThrow(UsageError);
+    },
+  );
 });
 
 describe('container env from the manifest', () => {
@@ -31,7 +34,10 @@ describe('container env from the manifest', () => {
       { name: 'CONTAINER_NAME', value: 'cfs-batcher' },
       { name: 'CFS_API_URL', value: 'http://cray-cfs-api/v3' },
       { name: 'CA_CERT', value: '/mnt/ca-vol/certificate_authority.crt' },
-      { name: 'OTEL_RESOURCE_ATTRIBUTES', value: 'k8s.pod.name=$(POD_NAME),k8s.container.name=$(CONTAINER_NAME),x=$(UNSET),y=$$(POD_NAME)' },
+      {
+        name: 'OTEL_RESOURCE_ATTRIBUTES',
+        value: 'k8s.pod.name=$(POD_NAME),k8s.container.name=$(CONTAINER_NAME),x=$(UNSET),y=$$(POD_NAME)',
+      },
     ],
     fieldRefs: [{ name: 'POD_NAME', fieldPath: 'metadata.name' }],
     ports: {},
@@ -39,8 +45,15 @@ describe('container env from the manifest', () => {
   };
 
   it('resolves downward-API fields and $(VAR) references like the kubelet, then applies local overrides', () => {
-    const env = containerEnv(c, { podName: 'p1', namespace: 'ns' }, { CFS_API_URL: 'http://127.0.0.1:1/v3', CA_CERT: undefined }, { PATH: '/bin', SECRET: 'x' });
-    expect(env.OTEL_RESOURCE_ATTRIBUTES).toBe('k8s.pod.name=p1,k8s.container.name=cfs-batcher,x=$(UNSET),y=$(POD_NAME)');
+    const env = containerEnv(
+      c,
+      { podName: 'p1', namespace: 'ns' },
+      { CFS_API_URL: 'http://127.0.0.1:1/v3', CA_CERT: undefined },
+      { PATH: '/bin', SECRET: 'x' },
+    );
+    expect(env.OTEL_RESOURCE_ATTRIBUTES).toBe(
+      'k8s.pod.name=p1,k8s.container.name=cfs-batcher,x=$(UNSET),y=$(POD_NAME)',
+    );
     expect(env.CFS_API_URL).toBe('http://127.0.0.1:1/v3');
     expect(env).not.toHaveProperty('CA_CERT');
     expect(env.PATH).toBe('/bin');
@@ -83,23 +96,35 @@ spec:
   });
   it('rejects what the kubelet would not resolve', () => {
     // "health" is a port of the sidecar, not of the batcher: the kubelet would not find it either
-    expect(() => parseManifestText(doc('livenessProbe: { httpGet: { path: /livez, port: health } }'), 't')).toThrow(ManifestError);
+    expect(() => parseManifestText(doc('livenessProbe: { httpGet: { path: /livez, port: health } }'), 't')).toThrow(
+      ManifestError,
+    );
     expect(() => parseManifestText(doc('livenessProbe: { exec: { command: [true] } }'), 't')).toThrow(/only httpGet/);
-    expect(() => parseManifestText(doc('livenessProbe: { httpGet: { port: 1 }, periodSeconds: "10" }'), 't')).toThrow(/periodSeconds/);
+    expect(() => parseManifestText(doc('livenessProbe: { httpGet: { port: 1 }, periodSeconds: "10" }'), 't')).toThrow(
+      /periodSeconds/,
+    );
   });
 });
 
 describe('npm start (built local pod)', () => {
   beforeAll(() => {
-    requireBuilt(...['scripts', 'cfs-sim', 'batcher', 'sidecar-health'].map((p) => `${p}/dist/${p === 'scripts' ? 'local-pod' : 'main'}.js`));
+    requireBuilt(
+      ...['scripts', 'cfs-sim', 'batcher', 'sidecar-health'].map(
+        (p) => `${p}/dist/${p === 'scripts' ? 'local-pod' : 'main'}.js`,
+      ),
+    );
   });
 
   it('runs the pod, configures components in batches, and stops cleanly', async () => {
-    const child = spawn(process.execPath, ['scripts/dist/local-pod.js', '--duration', '30', '--quiet', '--free-ports'], {
-      cwd: ROOT,
-      env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: '' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['scripts/dist/local-pod.js', '--duration', '30', '--quiet', '--free-ports'],
+      {
+        cwd: ROOT,
+        env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: '' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));

@@ -8,7 +8,12 @@ export const ROOT = path.resolve(__dirname, '..', '..');
 export const KUBECTL = process.env.KUBECTL ?? 'kubectl';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type K8sObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; [k: string]: any };
+export type K8sObject = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string };
+  [k: string]: any;
+};
 
 export function kustomizeDirs(): string[] {
   const overlays = path.join(ROOT, 'manifests', 'overlays');

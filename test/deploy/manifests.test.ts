@@ -11,7 +11,17 @@ import request from 'supertest';
 import { setLogSilent } from '@cfs-batcher/shared';
 import { createSidecar, configFromEnv } from '@cfs-batcher/sidecar-health';
 import { loadPodSpec, podSpecFromDocuments } from '../../scripts/src/pod-spec';
-import { container, envNamesReadBy, envValue, find, kustomizeDirs, quantity, render, ROOT, type K8sObject } from './manifest-helpers';
+import {
+  container,
+  envNamesReadBy,
+  envValue,
+  find,
+  kustomizeDirs,
+  quantity,
+  render,
+  ROOT,
+  type K8sObject,
+} from './manifest-helpers';
 
 const BATCHER = 'cfs-batcher';
 const SIDECAR = 'health-sidecar';
@@ -34,12 +44,21 @@ function validate(o: K8sObject): void {
       new ConfigMap(o as never).validate();
       return;
     case 'monitoring.coreos.com/v1/PodMonitor':
-      if (!o.spec?.selector?.matchLabels || !Array.isArray(o.spec.podMetricsEndpoints) || o.spec.podMetricsEndpoints.length === 0) {
+      if (
+        !o.spec?.selector?.matchLabels ||
+        !Array.isArray(o.spec.podMetricsEndpoints) ||
+        o.spec.podMetricsEndpoints.length === 0
+      ) {
         throw new Error(`PodMonitor ${o.metadata.name}: needs spec.selector.matchLabels and podMetricsEndpoints`);
       }
       return;
     case 'monitoring.coreos.com/v1/PrometheusRule':
-      if (!Array.isArray(o.spec?.groups) || o.spec.groups.some((g: { name?: unknown; rules?: unknown }) => typeof g.name !== 'string' || !Array.isArray(g.rules))) {
+      if (
+        !Array.isArray(o.spec?.groups) ||
+        o.spec.groups.some(
+          (g: { name?: unknown; rules?: unknown }) => typeof g.name !== 'string' || !Array.isArray(g.rules),
+        )
+      ) {
         throw new Error(`PrometheusRule ${o.metadata.name}: spec.groups[] needs name and rules`);
       }
       return;
@@ -61,14 +80,17 @@ describe.each(dirs)('kustomize %s', (dir) => {
 
   it('every env var a container sets is one its program (or Node/OTel) reads', () => {
     const deploy = find(objs, 'Deployment', 'cfs-batcher');
-    const runtime = (n: string) => n === 'NODE_OPTIONS' || n.startsWith('OTEL_') || ['POD_NAME', 'POD_NAMESPACE', 'CONTAINER_NAME'].includes(n);
+    const runtime = (n: string) =>
+      n === 'NODE_OPTIONS' || n.startsWith('OTEL_') || ['POD_NAME', 'POD_NAMESPACE', 'CONTAINER_NAME'].includes(n);
     const readers: Record<string, Set<string>> = {
       [BATCHER]: envNamesReadBy('batcher/src', 'shared/src'),
       [SIDECAR]: envNamesReadBy('sidecar-health/src', 'shared/src'),
     };
     for (const name of [BATCHER, SIDECAR]) {
       const c = container(deploy, name);
-      const unknown = (c.env as Array<{ name: string }>).map((e) => e.name).filter((n) => !runtime(n) && !readers[name]!.has(n));
+      const unknown = (c.env as Array<{ name: string }>)
+        .map((e) => e.name)
+        .filter((n) => !runtime(n) && !readers[name]!.has(n));
       expect({ container: name, unknown }).toEqual({ container: name, unknown: [] });
     }
     const cm = objs.find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('cfs-batcher-otel'))!;
@@ -84,13 +106,20 @@ describe('monitoring is optional at apply time', () => {
   });
 
   it('the CSM overlay adds the PodMonitor and the PrometheusRule from the monitoring Component', () => {
-    expect(csm.filter((o) => o.apiVersion.startsWith(CRD_GROUP)).map((o) => o.kind).sort()).toEqual(['PodMonitor', 'PrometheusRule']);
+    expect(
+      csm
+        .filter((o) => o.apiVersion.startsWith(CRD_GROUP))
+        .map((o) => o.kind)
+        .sort(),
+    ).toEqual(['PodMonitor', 'PrometheusRule']);
     expect(csm.length).toBe(base.length + 2);
   });
 
   it('every PodMonitor endpoint sets its job after the operator default (<namespace>/<name>)', () => {
     const pm = find(csm, 'PodMonitor');
-    const jobs = (pm.spec.podMetricsEndpoints as Array<{ port: string; relabelings?: Array<Record<string, unknown>> }>).map((e) => {
+    const jobs = (
+      pm.spec.podMetricsEndpoints as Array<{ port: string; relabelings?: Array<Record<string, unknown>> }>
+    ).map((e) => {
       const last = (e.relabelings ?? []).filter((r) => r.targetLabel === 'job').at(-1);
       return [e.port, last?.replacement, last?.sourceLabels ?? [], last?.action ?? 'replace'];
     });
@@ -104,10 +133,16 @@ describe('monitoring is optional at apply time', () => {
 describe('schema validation really rejects broken objects', () => {
   const deploy = find(base, 'Deployment', 'cfs-batcher');
   it.each([
-    ['a non-numeric containerPort', (d: K8sObject) => (d.spec.template.spec.containers[0].ports[0].containerPort = 'nine')],
+    [
+      'a non-numeric containerPort',
+      (d: K8sObject) => (d.spec.template.spec.containers[0].ports[0].containerPort = 'nine'),
+    ],
     ['a container without a name', (d: K8sObject) => delete d.spec.template.spec.containers[1].name],
     ['a Deployment without a selector', (d: K8sObject) => delete d.spec.selector],
-    ['a string probe period', (d: K8sObject) => (d.spec.template.spec.containers[0].livenessProbe.periodSeconds = '10s')],
+    [
+      'a string probe period',
+      (d: K8sObject) => (d.spec.template.spec.containers[0].livenessProbe.periodSeconds = '10s'),
+    ],
   ])('%s', (_what, breakIt) => {
     const broken = structuredClone(deploy);
     breakIt(broken);
@@ -155,7 +190,11 @@ describe('the pod', () => {
 
   it('is locked down: non-root, read-only root, no capabilities, RuntimeDefault seccomp, no service account token', () => {
     expect(spec.automountServiceAccountToken).toBe(false);
-    expect(spec.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 65532, seccompProfile: { type: 'RuntimeDefault' } });
+    expect(spec.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      runAsUser: 65532,
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
     for (const c of [batcher, sidecar]) {
       expect(c.securityContext).toMatchObject({
         runAsNonRoot: true,
@@ -186,7 +225,9 @@ describe('the pod', () => {
 
   it('CSM overlay: services namespace, in-cluster CFS URL, CA bundle from cray-configmap-ca-public-key at /mnt/ca-vol', () => {
     for (const o of csm) expect(o.metadata.namespace).toBe('services');
-    const vol = spec.volumes.find((v: { configMap?: { name: string } }) => v.configMap?.name === 'cray-configmap-ca-public-key');
+    const vol = spec.volumes.find(
+      (v: { configMap?: { name: string } }) => v.configMap?.name === 'cray-configmap-ca-public-key',
+    );
     expect(vol).toBeDefined();
     for (const c of [batcher, sidecar]) {
       expect(envValue(c, 'CFS_API_URL')).toBe('http://cray-cfs-api/v3');
@@ -255,15 +296,20 @@ describe('probes and thresholds', () => {
   it('a hung batcher is SIGKILLed within 30 s (issue 14): T + e + f*p + t + g <= 30 s', () => {
     const T = Number(envValue(sidecar, 'SIDECAR_FRESHNESS_SECONDS'));
     const e = Number(envValue(sidecar, 'SIDECAR_EVAL_INTERVAL_MS')) / 1000;
-    const worst = T + e + live.failureThreshold * live.periodSeconds + live.timeoutSeconds + live.terminationGracePeriodSeconds;
+    const worst =
+      T + e + live.failureThreshold * live.periodSeconds + live.timeoutSeconds + live.terminationGracePeriodSeconds;
     expect(worst).toBeLessThanOrEqual(30);
     // ...and T stays above the worst beat gap measured (11.2 s, a CFS call hanging into its 10 s deadline).
     expect(T).toBeGreaterThanOrEqual(12);
     expect(live.terminationGracePeriodSeconds).toBeLessThan(deploy.spec.template.spec.terminationGracePeriodSeconds);
   });
 
-  it("a sidecar restart cannot take the batcher down: (f-1)*p(batcher) > f*p + t + g(sidecar) + start-up", () => {
-    const sidecarOutage = sideLive.failureThreshold * sideLive.periodSeconds + sideLive.timeoutSeconds + (sideLive.terminationGracePeriodSeconds ?? 30) + 1;
+  it('a sidecar restart cannot take the batcher down: (f-1)*p(batcher) > f*p + t + g(sidecar) + start-up', () => {
+    const sidecarOutage =
+      sideLive.failureThreshold * sideLive.periodSeconds +
+      sideLive.timeoutSeconds +
+      (sideLive.terminationGracePeriodSeconds ?? 30) +
+      1;
     expect((live.failureThreshold - 1) * live.periodSeconds).toBeGreaterThan(sidecarOutage);
   });
 
@@ -272,16 +318,23 @@ describe('probes and thresholds', () => {
     const grace = Number(envValue(sidecar, 'SIDECAR_STARTUP_GRACE_SECONDS'));
     expect(s.failureThreshold * s.periodSeconds).toBeGreaterThan(grace + s.periodSeconds);
     const budgets = Object.fromEntries(
-      envValue(sidecar, 'SIDECAR_PHASE_BUDGETS')!.split(',').map((kv) => kv.split('=') as [string, string]),
+      envValue(sidecar, 'SIDECAR_PHASE_BUDGETS')!
+        .split(',')
+        .map((kv) => kv.split('=') as [string, string]),
     );
-    const slowestCallS = (Number(envValue(batcher, 'CFS_RETRY_BUDGET_MS')) + Number(envValue(batcher, 'CFS_REQUEST_TIMEOUT_MS'))) / 1000;
+    const slowestCallS =
+      (Number(envValue(batcher, 'CFS_RETRY_BUDGET_MS')) + Number(envValue(batcher, 'CFS_REQUEST_TIMEOUT_MS'))) / 1000;
     for (const phase of ['options', 'check_status', 'collect', 'send', 'rebuild']) {
       expect(Number(budgets[phase])).toBeGreaterThan(slowestCallS);
     }
   });
 
   it('the manifest thresholds are accepted by the sidecar config', () => {
-    const env = Object.fromEntries((sidecar.env as Array<{ name: string; value?: string }>).filter((e) => e.value !== undefined).map((e) => [e.name, e.value]));
+    const env = Object.fromEntries(
+      (sidecar.env as Array<{ name: string; value?: string }>)
+        .filter((e) => e.value !== undefined)
+        .map((e) => [e.name, e.value]),
+    );
     // The CA bundle and token are files mounted in the cluster; the config checks they are readable at start, so
     // here they are only required to be named.
     const fileVars = ['CA_CERT', 'CFS_TOKEN_FILE'].filter((v) => env[v] !== undefined);
@@ -299,7 +352,9 @@ describe('probes and thresholds', () => {
     const cfg = configFromEnv({ HEARTBEAT_PATH: path.join(dir, 'heartbeat.json'), SIDECAR_CFS_POLL_SECONDS: '0' });
     const sc = createSidecar(cfg, { cfsClient: null, defaultMetrics: false });
     await sc.refresh();
-    const paths = [batcher.startupProbe, live, batcher.readinessProbe, sidecar.startupProbe, sideLive].map((p) => p.httpGet.path);
+    const paths = [batcher.startupProbe, live, batcher.readinessProbe, sidecar.startupProbe, sideLive].map(
+      (p) => p.httpGet.path,
+    );
     for (const p of [...new Set(paths), '/metrics']) {
       const res = await request(sc.app).get(p);
       expect({ p, status: res.status }).toEqual({ p, status: expect.any(Number) });
@@ -315,7 +370,12 @@ describe('probes and thresholds', () => {
     const pod = loadPodSpec(ROOT);
     const fromCsm = podSpecFromDocuments(csm, 'csm');
     expect(pod.containers[BATCHER]!.probes).toEqual(fromCsm.containers[BATCHER]!.probes);
-    expect(pod.containers[BATCHER]!.probes.liveness).toMatchObject({ path: '/livez', port: 8081, periodSeconds: live.periodSeconds, terminationGracePeriodSeconds: 2 });
+    expect(pod.containers[BATCHER]!.probes.liveness).toMatchObject({
+      path: '/livez',
+      port: 8081,
+      periodSeconds: live.periodSeconds,
+      terminationGracePeriodSeconds: 2,
+    });
     // named port "health" resolved against the sidecar's own ports, as the kubelet does
     expect(pod.containers[SIDECAR]!.probes.liveness?.port).toBe(8081);
   });

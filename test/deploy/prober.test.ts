@@ -12,7 +12,15 @@ import {
 } from '../../scripts/src/prober';
 
 const probes: ContainerProbes = {
-  startup: { path: '/startupz', port: 8081, initialDelaySeconds: 0, periodSeconds: 5, timeoutSeconds: 3, failureThreshold: 4, successThreshold: 1 },
+  startup: {
+    path: '/startupz',
+    port: 8081,
+    initialDelaySeconds: 0,
+    periodSeconds: 5,
+    timeoutSeconds: 3,
+    failureThreshold: 4,
+    successThreshold: 1,
+  },
   liveness: {
     path: '/livez',
     port: 8081,
@@ -23,7 +31,15 @@ const probes: ContainerProbes = {
     successThreshold: 1,
     terminationGracePeriodSeconds: 10,
   },
-  readiness: { path: '/readyz', port: 8081, initialDelaySeconds: 0, periodSeconds: 10, timeoutSeconds: 3, failureThreshold: 3, successThreshold: 1 },
+  readiness: {
+    path: '/readyz',
+    port: 8081,
+    initialDelaySeconds: 0,
+    periodSeconds: 10,
+    timeoutSeconds: 3,
+    failureThreshold: 3,
+    successThreshold: 1,
+  },
   podTerminationGracePeriodSeconds: 30,
 };
 
@@ -51,7 +67,13 @@ class Sim {
       this.now += 100;
       for (const a of this.send({ type: 'tick', nowMs: this.now })) {
         if (a.type === 'probe') {
-          this.send({ type: 'probe', nowMs: this.now, probe: a.probe, generation: a.generation, ok: this.answer[a.probe] });
+          this.send({
+            type: 'probe',
+            nowMs: this.now,
+            probe: a.probe,
+            generation: a.generation,
+            ok: this.answer[a.probe],
+          });
         }
         if (a.type === 'kill') this.send({ type: 'exited', nowMs: this.now, code: null, signal: 'SIGKILL' });
       }
@@ -63,7 +85,9 @@ class Sim {
   }
 
   count(type: KubeletAction['type'], probe?: ProbeKind): number {
-    return this.log.filter((e) => e.action.type === type && (!probe || (e.action.type === 'probe' && e.action.probe === probe))).length;
+    return this.log.filter(
+      (e) => e.action.type === type && (!probe || (e.action.type === 'probe' && e.action.probe === probe)),
+    ).length;
   }
 }
 
@@ -106,7 +130,9 @@ describe('kubelet model (prober)', () => {
     expect(term.action).toMatchObject({ type: 'term', graceSeconds: 10 });
     // detection is bounded by f*p (+ the probe timeout, which this fake answers instantly)
     expect(term.at - hangAt).toBeLessThanOrEqual(worstCaseDetectionSeconds(probes.liveness!) * 1000);
-    expect(term.at - hangAt).toBeGreaterThanOrEqual((probes.liveness!.failureThreshold - 1) * probes.liveness!.periodSeconds * 1000);
+    expect(term.at - hangAt).toBeGreaterThanOrEqual(
+      (probes.liveness!.failureThreshold - 1) * probes.liveness!.periodSeconds * 1000,
+    );
     expect(kill.at - term.at).toBe(10_000);
     const restart = sim.log.filter((e) => e.action.type === 'start')[1];
     expect(restart?.at).toBe(kill.at + 100); // first restart: no backoff
@@ -125,7 +151,9 @@ describe('kubelet model (prober)', () => {
   });
 
   it('applies CrashLoopBackOff: 0 s, 10 s, 20 s, 40 s ... capped at 300 s', () => {
-    expect([0, 1, 2, 3, 4, 5, 6, 10].map(backoffDelayMs)).toEqual([0, 10_000, 20_000, 40_000, 80_000, 160_000, 300_000, 300_000]);
+    expect([0, 1, 2, 3, 4, 5, 6, 10].map(backoffDelayMs)).toEqual([
+      0, 10_000, 20_000, 40_000, 80_000, 160_000, 300_000, 300_000,
+    ]);
     const sim = new Sim();
     sim.run(200);
     const starts: number[] = [];
@@ -160,7 +188,8 @@ describe('kubelet model (prober)', () => {
     sim.send({ type: 'exited', nowMs: sim.now, code: 1, signal: null });
     sim.run(200);
     expect(sim.state.generation).toBe(oldGen + 1);
-    for (let i = 0; i < 5; i++) sim.send({ type: 'probe', nowMs: sim.now, probe: 'startup', generation: oldGen, ok: false });
+    for (let i = 0; i < 5; i++)
+      sim.send({ type: 'probe', nowMs: sim.now, probe: 'startup', generation: oldGen, ok: false });
     expect(sim.state.probes.startup.failures).toBe(0);
     expect(sim.state.phase).toBe('running');
   });

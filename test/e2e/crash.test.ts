@@ -33,22 +33,30 @@ describe('e2e case 3: batcher crash with sessions in flight', () => {
       });
       await pod.start();
       await pod.waitBatcherStarted();
-      await waitFor(async () => (await pod!.sessions()).filter((s) => s.completed_ms === null).length >= 2, { timeoutMs: 30_000, what: 'sessions in flight' });
+      await waitFor(async () => (await pod!.sessions()).filter((s) => s.completed_ms === null).length >= 2, {
+        timeoutMs: 30_000,
+        what: 'sessions in flight',
+      });
       const inFlight = (await pod.sessions()).filter((s) => s.completed_ms === null && s.deleted_ms === null).length;
       const oldPid = pod.batcherPid();
       const t0 = Date.now();
       if (crash === 'SIGKILL') process.kill(pod.batcherPid(), 'SIGKILL');
       else pod.injectFault(crash);
-      await waitFor(() => pod!.batcherRestarts >= 1, { timeoutMs: 30_000, what: 'the batcher to exit and be restarted' });
+      await waitFor(() => pod!.batcherRestarts >= 1, {
+        timeoutMs: 30_000,
+        what: 'the batcher to exit and be restarted',
+      });
       const exit = pod.eventsFor('cfs-batcher', /exited/, t0)[0]!;
       await pod.waitNewInstanceCycling(oldPid, 60_000);
       const recovered = (Date.now() - t0) / 1000;
-      const rebuilt = await waitFor(
-        () => pod!.logLines().filter((l) => /Rebuilt previous state/.test(l.text))[1],
-        { timeoutMs: 30_000, what: 'the second instance to rebuild its state' },
-      );
+      const rebuilt = await waitFor(() => pod!.logLines().filter((l) => /Rebuilt previous state/.test(l.text))[1], {
+        timeoutMs: 30_000,
+        what: 'the second instance to rebuild its state',
+      });
       const found = Number(/Found (\d+) incomplete/.exec(rebuilt.text)?.[1] ?? -1);
-      report(`crash ${crash}: ${exit.message}; new instance completed a cycle ${recovered.toFixed(1)} s after the fault; rebuilt ${found} of ${inFlight} in-flight sessions`);
+      report(
+        `crash ${crash}: ${exit.message}; new instance completed a cycle ${recovered.toFixed(1)} s after the fault; rebuilt ${found} of ${inFlight} in-flight sessions`,
+      );
       expect(exit.message).toMatch(how);
       // Crashes other than SIGKILL are logged before the exit (never silent).
       if (said) {
@@ -58,7 +66,10 @@ describe('e2e case 3: batcher crash with sessions in flight', () => {
       }
       expect(found).toBeGreaterThanOrEqual(1);
       await waitAllConfigured(pod, 60_000);
-      await waitFor(async () => (await pod!.sessions()).every((s) => s.completed_ms !== null || s.deleted_ms !== null), { timeoutMs: 20_000, what: 'all sessions ended' });
+      await waitFor(
+        async () => (await pod!.sessions()).every((s) => s.completed_ms !== null || s.deleted_ms !== null),
+        { timeoutMs: 20_000, what: 'all sessions ended' },
+      );
       const checked = await pod.assertInvariants(BATCH);
       report(`crash ${crash}: invariants hold over ${checked} sessions`);
     },

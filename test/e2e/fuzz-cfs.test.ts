@@ -6,7 +6,14 @@
 import fc from 'fast-check';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { CfsClient, CfsError, componentSchema, partitionRecords, sessionSchema, type CfsComponent } from '@cfs-batcher/shared';
+import {
+  CfsClient,
+  CfsError,
+  componentSchema,
+  partitionRecords,
+  sessionSchema,
+  type CfsComponent,
+} from '@cfs-batcher/shared';
 import { DEFAULT_OPTIONS, OPTION_NAMES, parseOptions } from '../../batcher/src/rules/options';
 import { toBatchComponent, type BatchComponent } from '../../batcher/src/rules/component';
 import { BatchBook } from '../../batcher/src/rules/batch-book';
@@ -22,7 +29,14 @@ const desiredLayer = fc.record(
   { clone_url: word, playbook: word, commit: fc.constantFrom('c1', 'c2', 'c3', ''), status: layerStatus, name: word },
   { requiredKeys: [] },
 );
-const stateLayer = fc.record({ clone_url: word, playbook: word, commit: word, status: layerStatus, session_name: word, last_updated: fc.constantFrom('2024-01-01T00:00:00Z', '') });
+const stateLayer = fc.record({
+  clone_url: word,
+  playbook: word,
+  commit: word,
+  status: layerStatus,
+  session_name: word,
+  last_updated: fc.constantFrom('2024-01-01T00:00:00Z', ''),
+});
 
 /** Mostly well-formed component records, with every field sometimes missing. */
 const plausibleComponent = fc.record(
@@ -41,7 +55,11 @@ const plausibleComponent = fc.record(
 );
 
 /** Anything a broken server might put in a record slot. */
-const junkRecord = fc.oneof(fc.anything(), plausibleComponent.map((c) => ({ ...c, error_count: 'three' })), fc.constant(null));
+const junkRecord = fc.oneof(
+  fc.anything(),
+  plausibleComponent.map((c) => ({ ...c, error_count: 'three' })),
+  fc.constant(null),
+);
 const record = fc.oneof({ weight: 4, arbitrary: plausibleComponent }, { weight: 1, arbitrary: junkRecord });
 
 // ---- schemas -----------------------------------------------------------------------------------------------------
@@ -101,7 +119,9 @@ describe('CfsClient against arbitrary answers (property)', () => {
   });
 
   const bodyArb = fc.oneof(
-    fc.record({ components: fc.array(record, { maxLength: 6 }), next: fc.constant(null) }).map((b) => JSON.stringify(b)),
+    fc
+      .record({ components: fc.array(record, { maxLength: 6 }), next: fc.constant(null) })
+      .map((b) => JSON.stringify(b)),
     fc.json(),
     fc.string(),
     fc.constant(''),
@@ -158,7 +178,14 @@ describe('CfsClient against arbitrary answers (property)', () => {
 // ---- options -----------------------------------------------------------------------------------------------------
 
 describe('batcher options (property)', () => {
-  const optionValue = fc.oneof(fc.integer({ min: -5, max: 100 }), fc.boolean(), fc.string(), fc.constant(null), fc.double(), fc.constantFrom('DEBUG', 'info', 'Warning', 'ERROR', 'TRACE'));
+  const optionValue = fc.oneof(
+    fc.integer({ min: -5, max: 100 }),
+    fc.boolean(),
+    fc.string(),
+    fc.constant(null),
+    fc.double(),
+    fc.constantFrom('DEBUG', 'info', 'Warning', 'ERROR', 'TRACE'),
+  );
   const optionsArb = fc.oneof(
     fc.dictionary(fc.constantFrom(...OPTION_NAMES, 'other_option'), optionValue),
     fc.anything(),
@@ -181,7 +208,8 @@ describe('batcher options (property)', () => {
             if (!(name in rec) || rec[name] === undefined) continue;
             const problem = r.problems.find((p) => p.option === name);
             // A value either made it through unchanged (modulo level case) or is named in a problem.
-            const taken = o[name] === rec[name] || (name === 'logging_level' && String(rec[name]).toUpperCase() === o[name]);
+            const taken =
+              o[name] === rec[name] || (name === 'logging_level' && String(rec[name]).toUpperCase() === o[name]);
             expect(taken || (problem !== undefined && problem.message.includes(name))).toBe(true);
             if (problem) expect(o[name]).toEqual(DEFAULT_OPTIONS[name]);
           }
@@ -204,7 +232,9 @@ describe('component validation and batching (property)', () => {
         if (!parsed.success) return;
         const r = toBatchComponent(parsed.data as CfsComponent);
         if (r.ok) {
-          const pendingIdx = (raw.desired_state ?? []).flatMap((l, i) => (String(l.status).toLowerCase() === 'pending' ? [String(i)] : []));
+          const pendingIdx = (raw.desired_state ?? []).flatMap((l, i) =>
+            String(l.status).toLowerCase() === 'pending' ? [String(i)] : [],
+          );
           expect(r.component.configLimit).toBe(pendingIdx.join(','));
           expect(r.component.configName).toBe(raw.desired_config);
         } else {
@@ -217,37 +247,43 @@ describe('component validation and batching (property)', () => {
 
   it('files every valid pending component into exactly one batch of its own key, within batch_size', () => {
     fc.assert(
-      fc.property(fc.array(plausibleComponent, { maxLength: 40 }), fc.integer({ min: 1, max: 4 }), (raws, batchSize) => {
-        const book = new BatchBook();
-        const accepted = new Map<string, BatchComponent>();
-        let now = 0;
-        for (const raw of raws) {
-          const parsed = componentSchema.safeParse(raw);
-          if (!parsed.success) continue;
-          const r = toBatchComponent(parsed.data as CfsComponent);
-          if (!r.ok) continue;
-          book.add(r.component, batchSize, (now += 10));
-          accepted.set(r.component.id, r.component);
-        }
-        const seen = new Map<string, number>();
-        for (const b of book.all()) {
-          expect(batchState(b)).toBe('queued');
-          expect(b.members.size).toBeGreaterThan(0);
-          expect(b.members.size).toBeLessThanOrEqual(batchSize);
-          const members = [...b.members.values()].filter((m): m is BatchComponent => m !== null);
-          for (const m of members) {
-            expect(m.batchKey).toBe(b.key);
-            expect(m.configName).toBe(b.configName);
-            expect(m.configLimit).toBe(b.configLimit);
-            seen.set(m.id, (seen.get(m.id) ?? 0) + 1);
-            // The batch holds the latest snapshot of each member.
-            expect(m).toBe(accepted.get(m.id));
+      fc.property(
+        fc.array(plausibleComponent, { maxLength: 40 }),
+        fc.integer({ min: 1, max: 4 }),
+        (raws, batchSize) => {
+          const book = new BatchBook();
+          const accepted = new Map<string, BatchComponent>();
+          let now = 0;
+          for (const raw of raws) {
+            const parsed = componentSchema.safeParse(raw);
+            if (!parsed.success) continue;
+            const r = toBatchComponent(parsed.data as CfsComponent);
+            if (!r.ok) continue;
+            book.add(r.component, batchSize, (now += 10));
+            accepted.set(r.component.id, r.component);
           }
-          expect(sharedTags(members) ?? {}).toEqual(commonTags(members.map((m) => ({ pending_layers: '', latest_status: '', tags: m.tags }))));
-        }
-        expect([...seen.keys()].sort()).toEqual([...accepted.keys()].sort());
-        for (const n of seen.values()) expect(n).toBe(1);
-      }),
+          const seen = new Map<string, number>();
+          for (const b of book.all()) {
+            expect(batchState(b)).toBe('queued');
+            expect(b.members.size).toBeGreaterThan(0);
+            expect(b.members.size).toBeLessThanOrEqual(batchSize);
+            const members = [...b.members.values()].filter((m): m is BatchComponent => m !== null);
+            for (const m of members) {
+              expect(m.batchKey).toBe(b.key);
+              expect(m.configName).toBe(b.configName);
+              expect(m.configLimit).toBe(b.configLimit);
+              seen.set(m.id, (seen.get(m.id) ?? 0) + 1);
+              // The batch holds the latest snapshot of each member.
+              expect(m).toBe(accepted.get(m.id));
+            }
+            expect(sharedTags(members) ?? {}).toEqual(
+              commonTags(members.map((m) => ({ pending_layers: '', latest_status: '', tags: m.tags }))),
+            );
+          }
+          expect([...seen.keys()].sort()).toEqual([...accepted.keys()].sort());
+          for (const n of seen.values()) expect(n).toBe(1);
+        },
+      ),
       { numRuns: 300 },
     );
   });

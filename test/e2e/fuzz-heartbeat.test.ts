@@ -24,7 +24,12 @@ export const heartbeatArb: fc.Arbitrary<Heartbeat> = fc.record({
   phase_is_wait: fc.boolean(),
   last_cycle: fc.option(
     fc.record(
-      { completed_at_ms: ms, duration_ms: fc.nat(), outcome: fc.constantFrom('ok' as const, 'error' as const), error: fc.string() },
+      {
+        completed_at_ms: ms,
+        duration_ms: fc.nat(),
+        outcome: fc.constantFrom('ok' as const, 'error' as const),
+        error: fc.string(),
+      },
       { requiredKeys: ['completed_at_ms', 'duration_ms', 'outcome'] },
     ),
     { nil: null },
@@ -82,16 +87,21 @@ describe('parseHeartbeat (property)', () => {
 
   it('rejects a heartbeat with any one field of the wrong type, naming that field', () => {
     fc.assert(
-      fc.property(heartbeatArb, fc.constantFrom(...(Object.keys(heartbeatArbKeys) as (keyof Heartbeat)[])), wrongValue, (hb, key, bad) => {
-        // last_cycle, options... are objects/nullable: `{bogus:true}` or `[]` are still wrong for all of them.
-        const mutated = { ...hb, [key]: bad };
-        const r = parseHeartbeat(JSON.stringify(mutated));
-        expect(r.ok).toBe(false);
-        if (!r.ok) {
-          expect(r.reason).toBe('invalid');
-          expect(r.detail).toContain(String(key));
-        }
-      }),
+      fc.property(
+        heartbeatArb,
+        fc.constantFrom(...(Object.keys(heartbeatArbKeys) as (keyof Heartbeat)[])),
+        wrongValue,
+        (hb, key, bad) => {
+          // last_cycle, options... are objects/nullable: `{bogus:true}` or `[]` are still wrong for all of them.
+          const mutated = { ...hb, [key]: bad };
+          const r = parseHeartbeat(JSON.stringify(mutated));
+          expect(r.ok).toBe(false);
+          if (!r.ok) {
+            expect(r.reason).toBe('invalid');
+            expect(r.detail).toContain(String(key));
+          }
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -111,11 +121,15 @@ describe('parseHeartbeat (property)', () => {
 
   it('rejects a heartbeat of another format version', () => {
     fc.assert(
-      fc.property(heartbeatArb, fc.integer().filter((n) => n !== 1), (hb, format) => {
-        const r = parseHeartbeat(JSON.stringify({ ...hb, format }));
-        expect(r.ok).toBe(false);
-        if (!r.ok) expect(r.detail).toContain('format');
-      }),
+      fc.property(
+        heartbeatArb,
+        fc.integer().filter((n) => n !== 1),
+        (hb, format) => {
+          const r = parseHeartbeat(JSON.stringify({ ...hb, format }));
+          expect(r.ok).toBe(false);
+          if (!r.ok) expect(r.detail).toContain('format');
+        },
+      ),
       { numRuns: 100 },
     );
   });
@@ -131,13 +145,19 @@ describe('readHeartbeat on real files (property)', () => {
   it('never throws whatever bytes the file holds, and agrees with parseHeartbeat', async () => {
     const file = path.join(tmp.dir, 'hb.json');
     await fc.assert(
-      fc.asyncProperty(fc.oneof(fc.uint8Array({ maxLength: 2048 }), heartbeatArb.map((h) => Buffer.from(JSON.stringify(h)))), async (bytes) => {
-        writeFileSync(file, bytes);
-        const r = await readHeartbeat(file);
-        const p = parseHeartbeat(Buffer.from(bytes).toString('utf8'));
-        expect(r.ok).toBe(p.ok);
-        if (!r.ok) expect(r.detail).not.toBe('');
-      }),
+      fc.asyncProperty(
+        fc.oneof(
+          fc.uint8Array({ maxLength: 2048 }),
+          heartbeatArb.map((h) => Buffer.from(JSON.stringify(h))),
+        ),
+        async (bytes) => {
+          writeFileSync(file, bytes);
+          const r = await readHeartbeat(file);
+          const p = parseHeartbeat(Buffer.from(bytes).toString('utf8'));
+          expect(r.ok).toBe(p.ok);
+          if (!r.ok) expect(r.detail).not.toBe('');
+        },
+      ),
       { numRuns: 150 },
     );
   });

@@ -5,7 +5,15 @@
  *   inside a phase (a call that never returns): phase budget + f*p + t + g
  */
 import { readHeartbeat } from '@cfs-batcher/shared';
-import { closePodsAfter, FAST_BATCHER_ENV, FAST_LIVENESS, FAST_SIDECAR_ENV, Pod, smallScenario, waitAllConfigured } from '../helpers/pod';
+import {
+  closePodsAfter,
+  FAST_BATCHER_ENV,
+  FAST_LIVENESS,
+  FAST_SIDECAR_ENV,
+  Pod,
+  smallScenario,
+  waitAllConfigured,
+} from '../helpers/pod';
 import { holdsFor, report, waitFor } from '../helpers/wait';
 
 const CHECK_INTERVAL = 1;
@@ -19,18 +27,32 @@ const BATCH = 4;
 /** A CFS that holds every request 10 minutes (the simulator's own latency fault). */
 const SILENT = { match: '* *', action: { type: 'latency', ms: 600_000 } };
 
-async function expectRestarted(pod: Pod, t0: number, boundS: number, label: string, beforeRecovery: () => void | Promise<void> = () => undefined): Promise<void> {
+async function expectRestarted(
+  pod: Pod,
+  t0: number,
+  boundS: number,
+  label: string,
+  beforeRecovery: () => void | Promise<void> = () => undefined,
+): Promise<void> {
   const before = pod.batcherRestarts;
   const oldPid = pod.batcherPid();
-  await waitFor(() => pod.eventsFor('cfs-batcher', /sending SIGTERM/, t0)[0], { timeoutMs: (boundS + SLACK) * 1000, what: `${label}: liveness to fail` });
+  await waitFor(() => pod.eventsFor('cfs-batcher', /sending SIGTERM/, t0)[0], {
+    timeoutMs: (boundS + SLACK) * 1000,
+    what: `${label}: liveness to fail`,
+  });
   const term = pod.eventsFor('cfs-batcher', /sending SIGTERM/, t0)[0]!;
   await waitFor(() => pod.batcherRestarts > before, { timeoutMs: 30_000, what: `${label}: restart` });
   const exit = pod.eventsFor('cfs-batcher', /exited/, t0)[0]!;
   const detect = (term.at - t0) / 1000;
   const first = pod.eventsFor('cfs-batcher', /liveness probe failed \(1\//, t0)[0];
-  if (first) report(`${label}: first failed liveness probe ${((first.at - t0) / 1000).toFixed(1)} s after the fault: ${first.message.slice(0, 200)}`);
+  if (first)
+    report(
+      `${label}: first failed liveness probe ${((first.at - t0) / 1000).toFixed(1)} s after the fault: ${first.message.slice(0, 200)}`,
+    );
   const restart = (exit.at - t0) / 1000;
-  report(`${label}: liveness failed after ${detect.toFixed(1)} s, process gone after ${restart.toFixed(1)} s (bound ${boundS} s) -- ${term.message}`);
+  report(
+    `${label}: liveness failed after ${detect.toFixed(1)} s, process gone after ${restart.toFixed(1)} s (bound ${boundS} s) -- ${term.message}`,
+  );
   // Order of events, not a clock (the bound is the wait's deadline above; `npm run bench` measures the time):
   // the fault, then a failed probe, then the kubelet's SIGTERM, then the exit.
   expect(first?.at ?? -1).toBeGreaterThanOrEqual(t0);
@@ -79,16 +101,24 @@ describe('e2e case 2: hung batcher', () => {
     // 1. Timeouts on (2 s per call, 2 s retry budget): the batcher reports waiting_for_cfs and is left alone.
     await pod.addFault(SILENT);
     const t0 = Date.now();
-    await waitFor(async () => (await pod!.livez()).status === 200 && /waiting_for_cfs/.test(await readPhase(pod!)), { timeoutMs: 20_000, what: 'waiting_for_cfs' });
+    await waitFor(async () => (await pod!.livez()).status === 200 && /waiting_for_cfs/.test(await readPhase(pod!)), {
+      timeoutMs: 20_000,
+      what: 'waiting_for_cfs',
+    });
     const waitS = (Date.now() - t0) / 1000;
     // Must not happen: a liveness failure. Watched for as long as a batcher that stopped stamping would need to
     // fail it (freshness limit T, then f x p), from the moment it reported waiting_for_cfs.
     const quietMs = (T + L.failureThreshold * L.periodSeconds) * 1000;
     const tq = Date.now();
-    const quiet = await holdsFor(() => pod!.eventsFor('cfs-batcher', /liveness probe failed|sending SIGTERM/, tq).length === 0, quietMs);
+    const quiet = await holdsFor(
+      () => pod!.eventsFor('cfs-batcher', /liveness probe failed|sending SIGTERM/, tq).length === 0,
+      quietMs,
+    );
     expect(quiet).toBe(true);
     expect(pod.batcherRestarts).toBe(0);
-    report(`silent CFS with client timeouts: waiting_for_cfs after ${waitS.toFixed(1)} s, no liveness failure in ${quietMs / 1000} s`);
+    report(
+      `silent CFS with client timeouts: waiting_for_cfs after ${waitS.toFixed(1)} s, no liveness failure in ${quietMs / 1000} s`,
+    );
     await pod.clearFaults();
     await pod.close();
 
@@ -104,8 +134,12 @@ describe('e2e case 2: hung batcher', () => {
     await pod.addFault(SILENT);
     const t1 = Date.now();
     const phaseBudget = 10; // FAST_SIDECAR_ENV.SIDECAR_PHASE_BUDGETS
-    await expectRestarted(pod, t1, CHECK_INTERVAL + phaseBudget + PROBE + GRACE, 'never-answering CFS, no client timeout', () =>
-      pod!.clearFaults(), // CFS answers again, so the new instance can work
+    await expectRestarted(
+      pod,
+      t1,
+      CHECK_INTERVAL + phaseBudget + PROBE + GRACE,
+      'never-answering CFS, no client timeout',
+      () => pod!.clearFaults(), // CFS answers again, so the new instance can work
     );
     expect(pod.eventsFor('cfs-batcher', /heartbeat_stale|phase_stuck/, t1).length).toBeGreaterThanOrEqual(1);
     await waitAllConfigured(pod, 40_000);

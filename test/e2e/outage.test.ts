@@ -37,7 +37,15 @@ describe('e2e case 4: CFS outage', () => {
   closePodsAfter('all');
 
   it('refused, 5xx and 30 s latency: zero restarts, sessions resume after recovery', async () => {
-    pod = new Pod({ name: 'outage', scenario: smallScenario(N, { batchSize: BATCH, runningMs: 300, checkInterval: CHECK_INTERVAL_S, batchWindow: BATCH_WINDOW_S }) });
+    pod = new Pod({
+      name: 'outage',
+      scenario: smallScenario(N, {
+        batchSize: BATCH,
+        runningMs: 300,
+        checkInterval: CHECK_INTERVAL_S,
+        batchWindow: BATCH_WINDOW_S,
+      }),
+    });
     await pod.start();
     await pod.waitBatcherStarted();
     await waitAllConfigured(pod, 40_000);
@@ -46,7 +54,16 @@ describe('e2e case 4: CFS outage', () => {
     const clear = async () => void (await request(`${pod!.simOrigin}/__sim/faults/outage`, { method: 'DELETE' }));
     const kinds: Array<[string, () => Promise<void>, () => Promise<void>]> = [
       // The port reopens by itself a little after the sampling below, so the new work lands during the outage.
-      ['connection refused', () => pod!.outage(OUTAGE_MS + 2000), async () => void (await waitFor(() => accepts(pod!.cfsUrl), { timeoutMs: 10_000, intervalMs: 50, what: 'the CFS port to reopen' }))],
+      [
+        'connection refused',
+        () => pod!.outage(OUTAGE_MS + 2000),
+        async () =>
+          void (await waitFor(() => accepts(pod!.cfsUrl), {
+            timeoutMs: 10_000,
+            intervalMs: 50,
+            what: 'the CFS port to reopen',
+          })),
+      ],
       ['HTTP 503', fault({ type: 'status', status: 503 }), clear],
       ['30 s latency', fault({ type: 'latency', ms: 30_000 }), clear],
     ];
@@ -83,11 +100,19 @@ describe('e2e case 4: CFS outage', () => {
         timeoutMs: RESUME_DEADLINE_S * 1000,
         what: `${label}: a session after recovery`,
       }).catch(async (err: Error) => {
-        const tail = pod!.logLines().slice(-25).map((l) => l.text.slice(0, 300)).join('\n');
-        throw new Error(`${err.message}\nbatcher log tail:\n${tail}\nsimulator stats ${JSON.stringify(await pod!.stats())}`);
+        const tail = pod!
+          .logLines()
+          .slice(-25)
+          .map((l) => l.text.slice(0, 300))
+          .join('\n');
+        throw new Error(
+          `${err.message}\nbatcher log tail:\n${tail}\nsimulator stats ${JSON.stringify(await pod!.stats())}`,
+        );
       });
       const resume = Math.max(0, first.created_ms - tRec) / 1000;
-      report(`outage ${label} for ${OUTAGE_MS / 1000} s: ${pod.batcherRestarts} restarts, /livez failed ${livezFailures}/${samples} samples; first session ${resume.toFixed(1)} s after recovery (deadline ${RESUME_DEADLINE_S} s)`);
+      report(
+        `outage ${label} for ${OUTAGE_MS / 1000} s: ${pod.batcherRestarts} restarts, /livez failed ${livezFailures}/${samples} samples; first session ${resume.toFixed(1)} s after recovery (deadline ${RESUME_DEADLINE_S} s)`,
+      );
       await waitAllConfigured(pod, 40_000);
     }
     const log = pod.logLines();

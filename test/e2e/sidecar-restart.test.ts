@@ -36,13 +36,24 @@ describe('e2e case 6: sidecar crash and restart', () => {
       const t0 = Date.now();
       process.kill(pid, 'SIGKILL');
       // 1. The batcher's probes see the sidecar gone (so the window really was open)...
-      await waitFor(() => p.eventsFor('cfs-batcher', /liveness probe failed/, t0)[0], { timeoutMs: 30_000, what: 'a failed batcher liveness probe' });
+      await waitFor(() => p.eventsFor('cfs-batcher', /liveness probe failed/, t0)[0], {
+        timeoutMs: 30_000,
+        what: 'a failed batcher liveness probe',
+      });
       // 2. ...the kubelet model restarts the sidecar...
-      const started = await waitFor(() => p.eventsFor('health-sidecar', /^started pid/, t0)[0], { timeoutMs: BACK_WITHIN_MS, what: 'the sidecar restarted' });
+      const started = await waitFor(() => p.eventsFor('health-sidecar', /^started pid/, t0)[0], {
+        timeoutMs: BACK_WITHIN_MS,
+        what: 'the sidecar restarted',
+      });
       // 3. ...and the batcher's next liveness probe, answered by the new sidecar, succeeds.
-      await waitFor(() => p.batcher.snapshot.probes.liveness.successes > 0, { timeoutMs: BACK_WITHIN_MS, what: 'a batcher liveness success from the new sidecar' });
+      await waitFor(() => p.batcher.snapshot.probes.liveness.successes > 0, {
+        timeoutMs: BACK_WITHIN_MS,
+        what: 'a batcher liveness success from the new sidecar',
+      });
       const failures = p.eventsFor('cfs-batcher', /liveness probe failed/, t0);
-      report(`sidecar SIGKILL #${i}: restarted after ${((started.at - t0) / 1000).toFixed(1)} s; batcher liveness failures meanwhile ${failures.length}; batcher restarts ${p.batcherRestarts}`);
+      report(
+        `sidecar SIGKILL #${i}: restarted after ${((started.at - t0) / 1000).toFixed(1)} s; batcher liveness failures meanwhile ${failures.length}; batcher restarts ${p.batcherRestarts}`,
+      );
       // Every failure was the sidecar being unreachable, never a verdict against the batcher.
       expect(failures.map((f) => f.message).filter((m) => /HTTP \d/.test(m))).toEqual([]);
       expect(p.eventsFor('cfs-batcher', /sending SIG(TERM|KILL)/, t0)).toEqual([]);

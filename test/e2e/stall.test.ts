@@ -11,7 +11,8 @@ const DEADLINE = Number(FAST_SIDECAR_ENV.SIDECAR_PROGRESS_DEADLINE_SECONDS);
 const POLL = Number(FAST_SIDECAR_ENV.SIDECAR_CFS_POLL_SECONDS);
 const L = FAST_LIVENESS;
 /** Progress deadline + one CFS poll + f*p + t + g. */
-const BOUND = DEADLINE + POLL + L.failureThreshold * L.periodSeconds + L.timeoutSeconds + (L.terminationGracePeriodSeconds ?? 3);
+const BOUND =
+  DEADLINE + POLL + L.failureThreshold * L.periodSeconds + L.timeoutSeconds + (L.terminationGracePeriodSeconds ?? 3);
 const SLACK = 10;
 /** Long enough past the deadline that a wrong no_progress verdict would have restarted the batcher. */
 const QUIET_MS = (DEADLINE + L.failureThreshold * L.periodSeconds + 3) * 1000;
@@ -26,10 +27,15 @@ describe('e2e case 7: stalled progress', () => {
     const t0 = Date.now();
     await pod.start();
     await pod.waitBatcherStarted();
-    await waitFor(() => pod!.eventsFor('cfs-batcher', /sending SIGTERM/, t0)[0], { timeoutMs: (BOUND + 15 + SLACK) * 1000, what: 'no_progress to fail liveness' });
+    await waitFor(() => pod!.eventsFor('cfs-batcher', /sending SIGTERM/, t0)[0], {
+      timeoutMs: (BOUND + 15 + SLACK) * 1000,
+      what: 'no_progress to fail liveness',
+    });
     const term = pod.eventsFor('cfs-batcher', /sending SIGTERM/, t0)[0]!;
     const started = pod.events.find((e) => e.container === 'cfs-batcher' && /startup probe passed/.test(e.message))!;
-    report(`never-send: liveness failed ${((term.at - started.at) / 1000).toFixed(1)} s after the batcher started (bound ${BOUND} s) -- ${term.message.slice(0, 220)}`);
+    report(
+      `never-send: liveness failed ${((term.at - started.at) / 1000).toFixed(1)} s after the batcher started (bound ${BOUND} s) -- ${term.message.slice(0, 220)}`,
+    );
     expect(term.message).toMatch(/no_progress/);
     expect((await pod.sessions()).length).toBe(0);
     pod.clearFault();
@@ -53,13 +59,18 @@ describe('e2e case 7: stalled progress', () => {
     // Backoff min(batcher_max_backoff, 60) = 30 s: longer than the quiet window below.
     await pod.patchOptions({ batcher_max_backoff: 30 });
     await pod.waitBatcherStarted();
-    await waitFor(() => pod!.logLines().some((l) => /Halting session creation/.test(l.text)), { timeoutMs: 60_000, what: 'the 20-failures backoff' });
+    await waitFor(() => pod!.logLines().some((l) => /Halting session creation/.test(l.text)), {
+      timeoutMs: 60_000,
+      what: 'the 20-failures backoff',
+    });
     const tb = Date.now();
     const createdAtBackoff = await pod.sessionPosts();
     const quietBackoff = await holdsFor(() => pod!.batcherRestarts === 0, QUIET_MS, 250);
     const livezDuring = await pod.livez();
     const createdAfter = await pod.sessionPosts();
-    report(`backoff: ${((Date.now() - tb) / 1000).toFixed(0)} s without sessions (${createdAfter - createdAtBackoff} created), restarts ${pod.batcherRestarts}, /livez ${livezDuring.status} ${livezDuring.reason}`);
+    report(
+      `backoff: ${((Date.now() - tb) / 1000).toFixed(0)} s without sessions (${createdAfter - createdAtBackoff} created), restarts ${pod.batcherRestarts}, /livez ${livezDuring.status} ${livezDuring.reason}`,
+    );
     expect(quietBackoff).toBe(true);
     expect(createdAfter).toBe(createdAtBackoff);
     expect(livezDuring.status).toBe(200);
@@ -68,7 +79,9 @@ describe('e2e case 7: stalled progress', () => {
     const td = Date.now();
     const quietDisabled = await holdsFor(() => pod!.batcherRestarts === 0, QUIET_MS, 250);
     const livezDisabled = await pod.livez();
-    report(`batcher_disable: ${((Date.now() - td) / 1000).toFixed(0)} s with pending components, restarts ${pod.batcherRestarts}, /livez ${livezDisabled.status} ${livezDisabled.reason}`);
+    report(
+      `batcher_disable: ${((Date.now() - td) / 1000).toFixed(0)} s with pending components, restarts ${pod.batcherRestarts}, /livez ${livezDisabled.status} ${livezDisabled.reason}`,
+    );
     expect(quietDisabled).toBe(true);
     expect(livezDisabled.status).toBe(200);
 

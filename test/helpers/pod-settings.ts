@@ -11,9 +11,15 @@ import { REPO_ROOT } from '../../scripts/src/proc';
 const SHIPPED = loadPodSpec(REPO_ROOT);
 export const FAST_LIVENESS: ProbeSpec = SHIPPED.containers[BATCHER_CONTAINER]!.probes.liveness!;
 
-export const FAST_BATCHER_PROBES: ContainerProbes = { ...SHIPPED.containers[BATCHER_CONTAINER]!.probes, podTerminationGracePeriodSeconds: 3 };
+export const FAST_BATCHER_PROBES: ContainerProbes = {
+  ...SHIPPED.containers[BATCHER_CONTAINER]!.probes,
+  podTerminationGracePeriodSeconds: 3,
+};
 
-export const FAST_SIDECAR_PROBES: ContainerProbes = { ...SHIPPED.containers[SIDECAR_CONTAINER]!.probes, podTerminationGracePeriodSeconds: 3 };
+export const FAST_SIDECAR_PROBES: ContainerProbes = {
+  ...SHIPPED.containers[SIDECAR_CONTAINER]!.probes,
+  podTerminationGracePeriodSeconds: 3,
+};
 
 /** Sidecar thresholds for the suite (seconds): the shipped freshness limit, a new instance gets 10 s. */
 export const FAST_SIDECAR_ENV: Record<string, string> = {

@@ -12,11 +12,18 @@ import { REPO } from './promql';
 
 const MONITORING = path.join(REPO, 'manifests', 'components', 'monitoring');
 const EXAMPLE = path.join(MONITORING, 'alertmanager-route.example.yaml');
-const RECEIVER_BY_SEVERITY: Record<string, string> = { critical: 'cfs-batcher-page', warning: 'cfs-batcher-ticket', info: 'cfs-batcher-ticket' };
+const RECEIVER_BY_SEVERITY: Record<string, string> = {
+  critical: 'cfs-batcher-page',
+  warning: 'cfs-batcher-ticket',
+  info: 'cfs-batcher-ticket',
+};
 
 function amtool(args: string[]): { status: number | null; out: string; stdout: string } {
   const r = spawnSync('amtool', args, { encoding: 'utf8', timeout: 30_000 });
-  if (r.error) throw new Error(`amtool could not run (${r.error.message}); install it (Debian: apt-get install prometheus-alertmanager)`);
+  if (r.error)
+    throw new Error(
+      `amtool could not run (${r.error.message}); install it (Debian: apt-get install prometheus-alertmanager)`,
+    );
   return { status: r.status, out: `${r.stdout}${r.stderr}`, stdout: r.stdout };
 }
 
@@ -43,10 +50,19 @@ describe('example Alertmanager route', () => {
     }
   });
 
-  test.each(alerts.map((a) => [a.alert!, a.labels?.severity ?? ''] as const))('%s (%s) goes to its receiver', (alert, severity) => {
-    const labels = [`alertname=${alert}`, `severity=${severity}`, 'namespace=services', 'pod=cfs-batcher-0', 'job=cfs-batcher'];
-    const r = amtool(['config', 'routes', 'test', `--config.file=${EXAMPLE}`, ...labels]);
-    expect(r.status).toBe(0);
-    expect(r.stdout.trim()).toBe(RECEIVER_BY_SEVERITY[severity]);
-  });
+  test.each(alerts.map((a) => [a.alert!, a.labels?.severity ?? ''] as const))(
+    '%s (%s) goes to its receiver',
+    (alert, severity) => {
+      const labels = [
+        `alertname=${alert}`,
+        `severity=${severity}`,
+        'namespace=services',
+        'pod=cfs-batcher-0',
+        'job=cfs-batcher',
+      ];
+      const r = amtool(['config', 'routes', 'test', `--config.file=${EXAMPLE}`, ...labels]);
+      expect(r.status).toBe(0);
+      expect(r.stdout.trim()).toBe(RECEIVER_BY_SEVERITY[severity]);
+    },
+  );
 });

@@ -61,14 +61,17 @@ describe('PrometheusRule manifest', () => {
     for (const required of REQUIRED_ALERTS) expect(names).toContain(required);
   });
 
-  test.each(alerts.map((a) => [a.alert, a] as const))('%s has severity, summary, a description with the value, and a runbook anchor that exists', (name, a) => {
-    expect(['critical', 'warning', 'info']).toContain(a.labels?.severity);
-    expect(a.annotations?.summary).toBeTruthy();
-    expect(a.annotations?.description).toMatch(/\{\{ \$value/);
-    expect(a.annotations?.runbook_url).toBe(`docs/runbook.md#${name.toLowerCase()}`);
-    const headings = [...readFileSync(RUNBOOK, 'utf8').matchAll(/^## (.+)$/gm)].map((m) => anchor(m[1]!));
-    expect(headings).toContain(name.toLowerCase());
-  });
+  test.each(alerts.map((a) => [a.alert, a] as const))(
+    '%s has severity, summary, a description with the value, and a runbook anchor that exists',
+    (name, a) => {
+      expect(['critical', 'warning', 'info']).toContain(a.labels?.severity);
+      expect(a.annotations?.summary).toBeTruthy();
+      expect(a.annotations?.description).toMatch(/\{\{ \$value/);
+      expect(a.annotations?.runbook_url).toBe(`docs/runbook.md#${name.toLowerCase()}`);
+      const headings = [...readFileSync(RUNBOOK, 'utf8').matchAll(/^## (.+)$/gm)].map((m) => anchor(m[1]!));
+      expect(headings).toContain(name.toLowerCase());
+    },
+  );
 
   test('every metric an alert reads is exported by our programs (CONTRACTS.md) or by kube-state-metrics/Prometheus', () => {
     const catalogue = catalogueMetricNames();
@@ -77,7 +80,8 @@ describe('PrometheusRule manifest', () => {
     for (const a of alerts) {
       const names = metricNamesInExpr(a.expr);
       expect(names.length).toBeGreaterThan(0);
-      for (const n of names) if (!inCatalogue(n, catalogue) && !EXTERNAL_METRICS.has(n)) unknown.push(`${a.alert}: ${n}`);
+      for (const n of names)
+        if (!inCatalogue(n, catalogue) && !EXTERNAL_METRICS.has(n)) unknown.push(`${a.alert}: ${n}`);
     }
     expect(unknown).toEqual([]);
   });
@@ -130,7 +134,10 @@ describe('promtool', () => {
   });
 
   test('test rules notices a wrong expectation (the harness can fail)', () => {
-    const broken = readFileSync(path.join(TESTS_DIR, 'backoff.test.yaml'), 'utf8').replace('current backoff 2m 0s', 'current backoff 1m 0s');
+    const broken = readFileSync(path.join(TESTS_DIR, 'backoff.test.yaml'), 'utf8').replace(
+      'current backoff 2m 0s',
+      'current backoff 1m 0s',
+    );
     writeFileSync(path.join(tmp.dir, 'broken.yaml'), broken);
     const r = promtool(['test', 'rules', 'broken.yaml'], { cwd: tmp.dir });
     expect(r.status).not.toBe(0);
@@ -145,7 +152,10 @@ describe('metricNamesInExpr', () => {
         'histogram_quantile(0.95, sum by (le, route) (rate(cfs_batcher_cfs_request_duration_seconds_bucket{route!="x"}[5m]))) > 1e3',
       ),
     ).toEqual(['cfs_batcher_cfs_request_duration_seconds_bucket']);
-    expect(metricNamesInExpr('time() - max by (pod) (a_timestamp_seconds) > 180 unless on (pod) b_total')).toEqual(['a_timestamp_seconds', 'b_total']);
+    expect(metricNamesInExpr('time() - max by (pod) (a_timestamp_seconds) > 180 unless on (pod) b_total')).toEqual([
+      'a_timestamp_seconds',
+      'b_total',
+    ]);
     expect(metricNamesInExpr('label_replace(absent(up{job="x"} == 1), "job", "x", "", "")')).toEqual(['up']);
     expect(metricNamesInExpr('sum(rate(x_total[$__rate_interval]))')).toEqual(['x_total']);
   });

@@ -81,7 +81,10 @@ describe('dashboard ConfigMap', () => {
     expect(d.uid).toBe('cfs-batcher');
     expect(d.title).toBe('CFS batcher');
     expect(d).not.toHaveProperty('id'); // provisioned dashboards must not carry a database id
-    expect(d.templating.list.find((v) => v.name === 'datasource')).toMatchObject({ type: 'datasource', query: 'prometheus' });
+    expect(d.templating.list.find((v) => v.name === 'datasource')).toMatchObject({
+      type: 'datasource',
+      query: 'prometheus',
+    });
     const ids = d.panels.map((p) => p.id);
     expect(new Set(ids).size).toBe(ids.length);
     for (const p of d.panels) {
@@ -107,14 +110,20 @@ describe('dashboard ConfigMap', () => {
   });
 
   test('panel titles are unique', () => {
-    const titles = dashboard().panels.filter((p) => p.type !== 'row').map((p) => p.title);
+    const titles = dashboard()
+      .panels.filter((p) => p.type !== 'row')
+      .map((p) => p.title);
     expect(titles.filter((t, i) => titles.indexOf(t) !== i)).toEqual([]);
   });
 
   test('every metric the programs export (their own, not process/nodejs defaults) is on some panel', async () => {
     const { batcher, sidecar } = await expositions();
-    const used = new Set(queries(dashboard()).flatMap((q) => metricNamesInExpr(q.expr).map((n) => n.replace(/_(bucket|sum|count)$/, ''))));
-    const own = [...exposedMetrics(batcher), ...exposedMetrics(sidecar)].map((f) => f.name).filter((n) => n.startsWith('cfs_batcher_'));
+    const used = new Set(
+      queries(dashboard()).flatMap((q) => metricNamesInExpr(q.expr).map((n) => n.replace(/_(bucket|sum|count)$/, ''))),
+    );
+    const own = [...exposedMetrics(batcher), ...exposedMetrics(sidecar)]
+      .map((f) => f.name)
+      .filter((n) => n.startsWith('cfs_batcher_'));
     expect(own.filter((n) => !used.has(n))).toEqual([]);
   });
 
@@ -140,7 +149,7 @@ describe('dashboard ConfigMap', () => {
   });
 });
 
-describe('the programs\' /metrics output', () => {
+describe("the programs' /metrics output", () => {
   test('exports every metric of the CONTRACTS.md catalogue', async () => {
     const { batcher, sidecar } = await expositions();
     const real = selectableNames([...exposedMetrics(batcher), ...exposedMetrics(sidecar)]);
@@ -153,7 +162,9 @@ describe('the programs\' /metrics output', () => {
     const fresh = await createMetrics({ version: '0.0.0-test' }).registry.metrics();
     const missing: string[] = [];
     for (const [name, [label, values]] of Object.entries(INITIALISED_LABELS)) {
-      for (const v of values) if (!new RegExp(`^${name}\\{[^}]*${label}="${v}"[^}]*\\} 0$`, 'm').test(fresh)) missing.push(`${name}{${label}="${v}"}`);
+      for (const v of values)
+        if (!new RegExp(`^${name}\\{[^}]*${label}="${v}"[^}]*\\} 0$`, 'm').test(fresh))
+          missing.push(`${name}{${label}="${v}"}`);
     }
     expect(missing).toEqual([]);
   });

@@ -16,7 +16,12 @@ import { DASHBOARD_FILE } from './queries';
 import { EXTERNAL_METRICS, REPO, exposedMetrics, selectableNames } from './promql';
 import YAML from 'yaml';
 
-const DOCS = ['README.md', ...readdirSync(path.join(REPO, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const DOCS = [
+  'README.md',
+  ...readdirSync(path.join(REPO, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 const text = new Map(DOCS.map((f) => [f, readFileSync(path.join(REPO, f), 'utf8')]));
 const RUNBOOK = text.get('docs/runbook.md')!;
 const csm = render('manifests/overlays/csm');
@@ -35,7 +40,9 @@ function mentions(re: RegExp): { file: string; value: string }[] {
 describe('names in the docs exist', () => {
   test('alert names are alerts of the PrometheusRule', () => {
     const rule = find(csm, 'PrometheusRule');
-    const alerts = new Set(rule.spec.groups.flatMap((g: { rules: { alert?: string }[] }) => g.rules.map((r) => r.alert)));
+    const alerts = new Set(
+      rule.spec.groups.flatMap((g: { rules: { alert?: string }[] }) => g.rules.map((r) => r.alert)),
+    );
     const unknown = mentions(/\b(CfsBatcher[A-Za-z]+)\b/g).filter((m) => !alerts.has(m.value));
     expect(unknown).toEqual([]);
   });
@@ -44,24 +51,39 @@ describe('names in the docs exist', () => {
     const b = await createMetrics({ version: '0' }).registry.metrics();
     const s = await new SidecarMetrics().registry.metrics();
     const real = selectableNames([...exposedMetrics(b), ...exposedMetrics(s)]);
-    const unknown = mentions(/\b((?:cfs_batcher|kube)_[a-z0-9_]+)\b/g).filter((m) => !real.has(m.value) && !EXTERNAL_METRICS.has(m.value));
+    const unknown = mentions(/\b((?:cfs_batcher|kube)_[a-z0-9_]+)\b/g).filter(
+      (m) => !real.has(m.value) && !EXTERNAL_METRICS.has(m.value),
+    );
     expect(unknown).toEqual([]);
   });
 
-  test('/livez reason codes are the sidecar\'s, the runbook table lists every failing one, and no old name is left', () => {
+  test("/livez reason codes are the sidecar's, the runbook table lists every failing one, and no old name is left", () => {
     const reasons = new Set<string>(REASONS);
-    const unknown = mentions(/`((?:heartbeat|phase|no)_[a-z_]+|stale|stalled|no heartbeat|bad file)`/g).filter((m) => !reasons.has(m.value) && !/_(ms|seconds)$/.test(m.value)); // heartbeat fields are not reasons
+    const unknown = mentions(/`((?:heartbeat|phase|no)_[a-z_]+|stale|stalled|no heartbeat|bad file)`/g).filter(
+      (m) => !reasons.has(m.value) && !/_(ms|seconds)$/.test(m.value),
+    ); // heartbeat fields are not reasons
     expect(unknown).toEqual([]);
     const table = [...RUNBOOK.matchAll(/^\| `([a-z_]+)` \|/gm)].map((m) => m[1]);
     expect(table.sort()).toEqual(REASONS.filter((r) => r !== 'ok').sort());
   });
 
   test('environment variables are read by some program, the tests, Node or the OpenTelemetry SDK', () => {
-    const read = envNamesReadBy('batcher/src', 'sidecar-health/src', 'shared/src', 'cfs-sim/src', 'scripts/src', 'test');
+    const read = envNamesReadBy(
+      'batcher/src',
+      'sidecar-health/src',
+      'shared/src',
+      'cfs-sim/src',
+      'scripts/src',
+      'test',
+    );
     const runtime = (n: string) => n.startsWith('OTEL_') || n === 'NODE_OPTIONS';
     // Upper-case names the docs cite that are code constants (exported by shared), not environment variables.
     const constants = new Set(
-      [...readFileSync(path.join(REPO, 'shared/src/contract.ts'), 'utf8').matchAll(/export const ([A-Z][A-Z0-9_]*)\b/g)].map((m) => m[1] as string),
+      [
+        ...readFileSync(path.join(REPO, 'shared/src/contract.ts'), 'utf8').matchAll(
+          /export const ([A-Z][A-Z0-9_]*)\b/g,
+        ),
+      ].map((m) => m[1] as string),
     );
     const unknown = mentions(/`([A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9])(?:[=`(*])/g).filter(
       (m) => !read.has(m.value) && !runtime(m.value) && !constants.has(m.value),
@@ -69,17 +91,23 @@ describe('names in the docs exist', () => {
     expect(unknown).toEqual([]);
   });
 
-  test('containers and deployments are the rendered ones (or CSM\'s own), and the runbook never restarts the original', () => {
-    const containers = [...mentions(/ -c ([a-z0-9-]+)/g), ...mentions(/container="([a-z0-9-]+)"/g)].filter((m) => !CONTAINERS.has(m.value));
+  test("containers and deployments are the rendered ones (or CSM's own), and the runbook never restarts the original", () => {
+    const containers = [...mentions(/ -c ([a-z0-9-]+)/g), ...mentions(/container="([a-z0-9-]+)"/g)].filter(
+      (m) => !CONTAINERS.has(m.value),
+    );
     expect(containers).toEqual([]);
-    const deployments = mentions(/kubectl[^\n`]*?\bdeploy(?:ment)?[/ ]([a-z0-9-]+)/g).filter((m) => m.value !== deployment.metadata.name && !CSM_DEPLOYMENTS.has(m.value));
+    const deployments = mentions(/kubectl[^\n`]*?\bdeploy(?:ment)?[/ ]([a-z0-9-]+)/g).filter(
+      (m) => m.value !== deployment.metadata.name && !CSM_DEPLOYMENTS.has(m.value),
+    );
     expect(deployments).toEqual([]);
     expect(RUNBOOK).not.toMatch(/rollout restart deploy(?:ment)?[/ ]cray-cfs-batcher/);
   });
 
   test('dashboard panels named in the docs exist', () => {
     const cm = YAML.parse(readFileSync(DASHBOARD_FILE, 'utf8')) as { data: Record<string, string> };
-    const titles = new Set((JSON.parse(cm.data['cfs-batcher.json']!) as { panels: { title: string }[] }).panels.map((p) => p.title));
+    const titles = new Set(
+      (JSON.parse(cm.data['cfs-batcher.json']!) as { panels: { title: string }[] }).panels.map((p) => p.title),
+    );
     expect(mentions(/"([^"\n]+)" panel/g).filter((m) => !titles.has(m.value))).toEqual([]);
   });
 });
@@ -102,12 +130,19 @@ function kubectlCommands(doc: string): string[] {
   }
   return lines
     .map((l) => /\$\((kubectl [^)]*)\)/.exec(l)?.[1] ?? l)
-    .map((l) => l.replace(/\s+#.*$/, '').replace(/\s*\|.*$/, '').replace(/\s*&\s*$/, '').trim())
+    .map((l) =>
+      l
+        .replace(/\s+#.*$/, '')
+        .replace(/\s*\|.*$/, '')
+        .replace(/\s*&\s*$/, '')
+        .trim(),
+    )
     .filter((l) => l.startsWith('kubectl '));
 }
 
 /** What kubectl says when it rejects the command line itself, before any request. */
-const REJECTED = /unknown flag|unknown shorthand flag|unknown command|there is no need to specify a resource type|accepts \d+ arg|requires at least|required flag|invalid argument|error: you must specify|must be specified/i;
+const REJECTED =
+  /unknown flag|unknown shorthand flag|unknown command|there is no need to specify a resource type|accepts \d+ arg|requires at least|required flag|invalid argument|error: you must specify|must be specified/i;
 
 describe('kubectl commands in the docs parse', () => {
   const tmp = makeTempDir('kubectl');
@@ -115,7 +150,17 @@ describe('kubectl commands in the docs parse', () => {
   beforeAll(async () => {
     const kubeconfig = path.join(tmp.dir, 'kubeconfig');
     const server = `http://127.0.0.1:${await freePort()}`; // nothing listens there
-    writeFileSync(kubeconfig, YAML.stringify({ apiVersion: 'v1', kind: 'Config', clusters: [{ name: 'none', cluster: { server } }], contexts: [{ name: 'none', context: { cluster: 'none' } }], 'current-context': 'none', users: [] }));
+    writeFileSync(
+      kubeconfig,
+      YAML.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'none', cluster: { server } }],
+        contexts: [{ name: 'none', context: { cluster: 'none' } }],
+        'current-context': 'none',
+        users: [],
+      }),
+    );
     env = { PATH: process.env.PATH, HOME: tmp.dir, KUBECONFIG: kubeconfig };
   });
   afterAll(() => tmp.cleanup());
@@ -123,12 +168,21 @@ describe('kubectl commands in the docs parse', () => {
   /** Runs one command; "parsed" when kubectl succeeded or got as far as dialling the (absent) API server. */
   function run(cmd: string, pod: string): { parsed: boolean; out: string } {
     const args = words(cmd.replace(/"\$POD"|\$POD/g, pod)).slice(1);
-    const r = spawnSync(KUBECTL, [...args, '--request-timeout=2s'], { cwd: REPO, env, encoding: 'utf8', timeout: 30_000 });
+    const r = spawnSync(KUBECTL, [...args, '--request-timeout=2s'], {
+      cwd: REPO,
+      env,
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
     const out = `${r.stdout}${r.stderr}`;
-    return { parsed: !REJECTED.test(out) && (r.status === 0 || /connection refused|was refused/.test(out)), out: out.slice(-400) };
+    return {
+      parsed: !REJECTED.test(out) && (r.status === 0 || /connection refused|was refused/.test(out)),
+      out: out.slice(-400),
+    };
   }
 
-  const runbookPod = (doc: string): string => (/POD=\$\(kubectl [^)]*-o name/.test(doc) ? 'pod/cfs-batcher-7d9f-x2k4q' : 'cfs-batcher-7d9f-x2k4q');
+  const runbookPod = (doc: string): string =>
+    /POD=\$\(kubectl [^)]*-o name/.test(doc) ? 'pod/cfs-batcher-7d9f-x2k4q' : 'cfs-batcher-7d9f-x2k4q';
 
   test.each(DOCS.filter((f) => kubectlCommands(text.get(f)!).length > 0))('%s', (file) => {
     const doc = text.get(file)!;
@@ -140,7 +194,9 @@ describe('kubectl commands in the docs parse', () => {
   });
 
   test('every runbook command on the batcher pod names the namespace', () => {
-    const loose = kubectlCommands(RUNBOOK).filter((c) => /\$POD|cfs-batcher/.test(c) && !/ -n services |--namespace[= ]services/.test(` ${c} `));
+    const loose = kubectlCommands(RUNBOOK).filter(
+      (c) => /\$POD|cfs-batcher/.test(c) && !/ -n services |--namespace[= ]services/.test(` ${c} `),
+    );
     expect(loose).toEqual([]);
   });
 

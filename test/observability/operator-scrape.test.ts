@@ -23,16 +23,24 @@ describe('operator relabel order', () => {
     expect(defaultAt).toBeGreaterThan(-1);
     expect(ownAt).toBeGreaterThan(defaultAt);
     expect(r.at(-1)).toEqual({ target_label: 'job', replacement: 'cfs-batcher' });
-    expect(r.find((x) => x.action === 'keep' && x.source_labels?.[0] === '__meta_kubernetes_pod_container_port_name')?.regex).toBe('metrics');
+    expect(
+      r.find((x) => x.action === 'keep' && x.source_labels?.[0] === '__meta_kubernetes_pod_container_port_name')?.regex,
+    ).toBe('metrics');
   });
 
   test('the shipped PodMonitor gives each endpoint its own job', () => {
-    expect(shipped.spec.podMetricsEndpoints.map((_, i) => finalJob(shipped, i))).toEqual(['cfs-batcher', 'cfs-batcher-health']);
+    expect(shipped.spec.podMetricsEndpoints.map((_, i) => finalJob(shipped, i))).toEqual([
+      'cfs-batcher',
+      'cfs-batcher-health',
+    ]);
   });
 
   test('without relabelings both endpoints would share the operator default (the false page of issue #13)', () => {
     const bare = structuredClone(shipped);
     for (const ep of bare.spec.podMetricsEndpoints) delete ep.relabelings;
-    expect(bare.spec.podMetricsEndpoints.map((_, i) => finalJob(bare, i))).toEqual(['services/cfs-batcher', 'services/cfs-batcher']);
+    expect(bare.spec.podMetricsEndpoints.map((_, i) => finalJob(bare, i))).toEqual([
+      'services/cfs-batcher',
+      'services/cfs-batcher',
+    ]);
   });
 });

@@ -82,7 +82,14 @@ export function operatorRelabelConfigs(pm: PodMonitor, i: number, namespace: str
   ];
   const match = pm.spec.selector.matchLabels ?? {};
   for (const k of Object.keys(match).sort()) {
-    r.push({ action: 'keep', source_labels: [`__meta_kubernetes_pod_label_${sanitize(k)}`, `__meta_kubernetes_pod_labelpresent_${sanitize(k)}`], regex: `(${match[k]});true` });
+    r.push({
+      action: 'keep',
+      source_labels: [
+        `__meta_kubernetes_pod_label_${sanitize(k)}`,
+        `__meta_kubernetes_pod_labelpresent_${sanitize(k)}`,
+      ],
+      regex: `(${match[k]});true`,
+    });
   }
   if (ep.port) r.push({ action: 'keep', source_labels: ['__meta_kubernetes_pod_container_port_name'], regex: ep.port });
   r.push(
@@ -93,7 +100,12 @@ export function operatorRelabelConfigs(pm: PodMonitor, i: number, namespace: str
     { target_label: 'job', replacement: `${namespace}/${pm.metadata.name}` },
   );
   if (pm.spec.jobLabel) {
-    r.push({ source_labels: [`__meta_kubernetes_pod_label_${sanitize(pm.spec.jobLabel)}`], target_label: 'job', regex: '(.+)', replacement: '${1}' });
+    r.push({
+      source_labels: [`__meta_kubernetes_pod_label_${sanitize(pm.spec.jobLabel)}`],
+      target_label: 'job',
+      regex: '(.+)',
+      replacement: '${1}',
+    });
   }
   if (ep.port) r.push({ target_label: 'endpoint', replacement: ep.port });
   for (const x of ep.relabelings ?? []) r.push(fromCrd(x));
@@ -104,7 +116,12 @@ export function operatorRelabelConfigs(pm: PodMonitor, i: number, namespace: str
  * One scrape config per endpoint, like the operator's, over static targets standing in for pod discovery (every
  * container port of the pod is a candidate; the keep rules pick the endpoint's). The interval is the test's.
  */
-export function operatorScrapeConfigs(pm: PodMonitor, namespace: string, targets: PodPortTarget[], interval: string): Record<string, unknown>[] {
+export function operatorScrapeConfigs(
+  pm: PodMonitor,
+  namespace: string,
+  targets: PodPortTarget[],
+  interval: string,
+): Record<string, unknown>[] {
   return pm.spec.podMetricsEndpoints.map((ep, i) => ({
     job_name: `podMonitor/${namespace}/${pm.metadata.name}/${i}`,
     scrape_interval: interval,

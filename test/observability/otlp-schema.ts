@@ -24,7 +24,9 @@ function requestType(): MessageType {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     root = require(OTLP_PROTOS_MODULE);
   } catch (err) {
-    throw new Error(`the OTLP schema module ${OTLP_PROTOS_MODULE} is not installed (${(err as Error).message}); add devDependency ${OTLP_PROTOS_DEPENDENCY}`);
+    throw new Error(
+      `the OTLP schema module ${OTLP_PROTOS_MODULE} is not installed (${(err as Error).message}); add devDependency ${OTLP_PROTOS_DEPENDENCY}`,
+    );
   }
   return root.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
 }
@@ -40,7 +42,8 @@ function toProtoJson(v: unknown, path: string, problems: string[]): unknown {
     const bytes = ID_BYTES[k];
     if (bytes !== undefined && typeof x === 'string') {
       if (x === '' && k === 'parentSpanId') continue;
-      if (!new RegExp(`^[0-9a-f]{${bytes * 2}}$`).test(x)) problems.push(`${path}.${k}: "${x}" is not ${bytes} bytes of lower-case hex`);
+      if (!new RegExp(`^[0-9a-f]{${bytes * 2}}$`).test(x))
+        problems.push(`${path}.${k}: "${x}" is not ${bytes} bytes of lower-case hex`);
       out[k] = Buffer.from(x, 'hex').toString('base64');
     } else out[k] = toProtoJson(x, `${path}.${k}`, problems);
   }
@@ -51,7 +54,8 @@ function toProtoJson(v: unknown, path: string, problems: string[]): unknown {
 function compare(sent: unknown, read: unknown, path: string, problems: string[]): void {
   if (problems.length > 50) return;
   if (Array.isArray(sent)) {
-    if (!Array.isArray(read) || read.length !== sent.length) return void problems.push(`${path}: array of ${sent.length} read as ${JSON.stringify(read)?.slice(0, 80)}`);
+    if (!Array.isArray(read) || read.length !== sent.length)
+      return void problems.push(`${path}: array of ${sent.length} read as ${JSON.stringify(read)?.slice(0, 80)}`);
     sent.forEach((x, i) => compare(x, read[i], `${path}[${i}]`, problems));
   } else if (sent !== null && typeof sent === 'object') {
     if (read === null || typeof read !== 'object') return void problems.push(`${path}: object read as ${String(read)}`);
@@ -59,7 +63,8 @@ function compare(sent: unknown, read: unknown, path: string, problems: string[])
       if (!(k in read)) problems.push(`${path}.${k}: not a field of the OTLP schema`);
       else compare(x, (read as Record<string, unknown>)[k], `${path}.${k}`, problems);
     }
-  } else if (String(sent) !== String(read)) problems.push(`${path}: sent ${JSON.stringify(sent)}, the schema reads ${JSON.stringify(read)}`);
+  } else if (String(sent) !== String(read))
+    problems.push(`${path}: sent ${JSON.stringify(sent)}, the schema reads ${JSON.stringify(read)}`);
 }
 
 /** Problems of one OTLP/JSON ExportTraceServiceRequest body against the official schema (empty = valid). */
@@ -70,7 +75,13 @@ export function otlpTraceProblems(body: unknown): string[] {
   const message = T.fromObject(protoJson);
   const invalid = T.verify(message);
   if (invalid) problems.push(`verify: ${invalid}`);
-  const read = T.toObject(T.decode(T.encode(message).finish()), { longs: String, enums: Number, bytes: String, defaults: true, arrays: true });
+  const read = T.toObject(T.decode(T.encode(message).finish()), {
+    longs: String,
+    enums: Number,
+    bytes: String,
+    defaults: true,
+    arrays: true,
+  });
   compare(protoJson, read, '$', problems);
   return problems;
 }

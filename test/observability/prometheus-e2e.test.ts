@@ -28,16 +28,25 @@ const csm = render('manifests/overlays/csm');
 const podMonitor = find(csm, 'PodMonitor') as unknown as PodMonitor;
 const rule = find(csm, 'PrometheusRule');
 const deployment = find(csm, 'Deployment', 'cfs-batcher');
-const alertNames: string[] = rule.spec.groups.flatMap((g: { rules: { alert?: string }[] }) => g.rules.map((r) => r.alert)).filter(Boolean);
+const alertNames: string[] = rule.spec.groups
+  .flatMap((g: { rules: { alert?: string }[] }) => g.rules.map((r) => r.alert))
+  .filter(Boolean);
 
 /** kube-state-metrics stand-in: the restart counters of both containers, from the local pod's kubelet model. */
 function startKsm(pod: Pod): Promise<{ port: number; close: () => Promise<void> }> {
   const srv = http.createServer((_req, res) => {
-    const line = (c: string, n: number) => `kube_pod_container_status_restarts_total{namespace="${NAMESPACE}",pod="${POD}",container="${c}"} ${n}\n`;
+    const line = (c: string, n: number) =>
+      `kube_pod_container_status_restarts_total{namespace="${NAMESPACE}",pod="${POD}",container="${c}"} ${n}\n`;
     res.setHeader('content-type', 'text/plain; version=0.0.4');
-    res.end(`# TYPE kube_pod_container_status_restarts_total counter\n${line('cfs-batcher', pod.batcherRestarts)}${line('health-sidecar', pod.sidecar?.snapshot.restarts ?? 0)}`);
+    res.end(
+      `# TYPE kube_pod_container_status_restarts_total counter\n${line('cfs-batcher', pod.batcherRestarts)}${line('health-sidecar', pod.sidecar?.snapshot.restarts ?? 0)}`,
+    );
   });
-  return new Promise((resolve) => srv.listen(0, '127.0.0.1', () => resolve({ port: (srv.address() as AddressInfo).port, close: () => new Promise((r) => srv.close(() => r())) })));
+  return new Promise((resolve) =>
+    srv.listen(0, '127.0.0.1', () =>
+      resolve({ port: (srv.address() as AddressInfo).port, close: () => new Promise((r) => srv.close(() => r())) }),
+    ),
+  );
 }
 
 describe('real Prometheus on a local pod', () => {
@@ -59,11 +68,29 @@ describe('real Prometheus on a local pod', () => {
     await pod.start();
     ksm = await startKsm(pod);
     const podLabels = deployment.spec.template.metadata.labels as Record<string, string>;
-    const target = (container: string, portName: string, port: number) => ({ address: `127.0.0.1:${port}`, namespace: NAMESPACE, pod: POD, container, portName, podLabels });
+    const target = (container: string, portName: string, port: number) => ({
+      address: `127.0.0.1:${port}`,
+      namespace: NAMESPACE,
+      pod: POD,
+      container,
+      portName,
+      podLabels,
+    });
     await prom.start({
       scrapeConfigs: [
-        ...operatorScrapeConfigs(podMonitor, NAMESPACE, [target('cfs-batcher', 'metrics', metricsPort), target('health-sidecar', 'health', pod.healthPort)], '1s'),
-        { job_name: 'kube-state-metrics', honor_labels: true, scrape_interval: '1s', scrape_timeout: '1s', static_configs: [{ targets: [`127.0.0.1:${ksm.port}`] }] },
+        ...operatorScrapeConfigs(
+          podMonitor,
+          NAMESPACE,
+          [target('cfs-batcher', 'metrics', metricsPort), target('health-sidecar', 'health', pod.healthPort)],
+          '1s',
+        ),
+        {
+          job_name: 'kube-state-metrics',
+          honor_labels: true,
+          scrape_interval: '1s',
+          scrape_timeout: '1s',
+          static_configs: [{ targets: [`127.0.0.1:${ksm.port}`] }],
+        },
       ],
       ruleGroups: rule.spec.groups,
     });
@@ -93,14 +120,20 @@ describe('real Prometheus on a local pod', () => {
       },
       { timeoutMs: 15_000, what: 'both pod targets up' },
     );
-    const jobs = ups.filter((s) => s.metric.namespace === NAMESPACE && s.metric.pod === POD).map((s) => `${s.metric.job} ${s.metric.container}`);
+    const jobs = ups
+      .filter((s) => s.metric.namespace === NAMESPACE && s.metric.pod === POD)
+      .map((s) => `${s.metric.job} ${s.metric.container}`);
     expect(jobs.sort()).toEqual(['cfs-batcher cfs-batcher', 'cfs-batcher-health health-sidecar']);
     expect(await prom.query(`up{job="${NAMESPACE}/${podMonitor.metadata.name}"}`)).toEqual([]);
   });
 
   test('no alert is pending or firing over a healthy window of five rule evaluations', async () => {
     // Before the first scrapes every selector is empty and CfsBatcherMetricsTargetAbsent is rightly pending: settle first.
-    await waitFor(async () => (await prom.alerts()).length === 0, { timeoutMs: 10_000, intervalMs: 250, what: 'the start-up alerts to clear' });
+    await waitFor(async () => (await prom.alerts()).length === 0, {
+      timeoutMs: 10_000,
+      intervalMs: 250,
+      what: 'the start-up alerts to clear',
+    });
     const start = await prom.lastRuleEvaluation();
     const seen: PromAlert[] = [];
     await waitFor(
@@ -131,7 +164,8 @@ describe('real Prometheus on a local pod', () => {
         empty.push(`${key}: ${q.expr}`);
         continue;
       }
-      for (const sel of selectorsIn(q.expr, { dropLabels: ['status'] })) if ((await prom.query(sel)).length === 0) empty.push(`${key}: ${sel}`);
+      for (const sel of selectorsIn(q.expr, { dropLabels: ['status'] }))
+        if ((await prom.query(sel)).length === 0) empty.push(`${key}: ${sel}`);
     }
     expect(empty).toEqual([]);
   });
@@ -163,7 +197,11 @@ describe('real Prometheus on a local pod', () => {
       },
       { timeoutMs: 30_000, intervalMs: 250, what: `alerts ${expected.join(', ')} pending` },
     );
-    report(`after SIGSTOP: ${Object.entries(when).map(([k, s]) => `${k} pending at ${s.toFixed(1)} s`).join(', ')}`);
+    report(
+      `after SIGSTOP: ${Object.entries(when)
+        .map(([k, s]) => `${k} pending at ${s.toFixed(1)} s`)
+        .join(', ')}`,
+    );
     expect(Object.keys(when).sort()).toEqual(expected.sort());
     expect(alertNames).toEqual(expect.arrayContaining(['CfsBatcherLivenessFailing', 'CfsBatcherMetricsTargetAbsent']));
   });

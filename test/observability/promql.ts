@@ -11,7 +11,21 @@ export const REPO = path.resolve(__dirname, '..', '..');
 /** Metrics the alerts and dashboard read that come from other exporters (kube-state-metrics, Prometheus itself). */
 export const EXTERNAL_METRICS = new Set(['up', 'kube_pod_container_status_restarts_total']);
 
-const KEYWORDS = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'and', 'or', 'unless', 'bool', 'offset', 'inf', 'nan']);
+const KEYWORDS = new Set([
+  'by',
+  'without',
+  'on',
+  'ignoring',
+  'group_left',
+  'group_right',
+  'and',
+  'or',
+  'unless',
+  'bool',
+  'offset',
+  'inf',
+  'nan',
+]);
 
 /** Metric names selected by a PromQL expression (functions, keywords, labels, durations and strings excluded). */
 export function metricNamesInExpr(expr: string): string[] {
@@ -33,7 +47,9 @@ export function metricNamesInExpr(expr: string): string[] {
 }
 
 /** Metric names listed in the Metrics section of docs/CONTRACTS.md (backticked first column). */
-export function catalogueMetricNames(contracts = readFileSync(path.join(REPO, 'docs', 'CONTRACTS.md'), 'utf8')): Set<string> {
+export function catalogueMetricNames(
+  contracts = readFileSync(path.join(REPO, 'docs', 'CONTRACTS.md'), 'utf8'),
+): Set<string> {
   const section = contracts.split(/^## /m).find((s) => s.startsWith('Metrics')) ?? '';
   const names = new Set<string>();
   for (const line of section.split('\n')) {

@@ -15,7 +15,9 @@ export interface PanelQuery {
 /** Every panel target, with $namespace and $__rate_interval replaced. */
 export function dashboardQueries(vars: { namespace: string; rateInterval: string }): PanelQuery[] {
   const cm = YAML.parse(readFileSync(DASHBOARD_FILE, 'utf8')) as { data: Record<string, string> };
-  const d = JSON.parse(cm.data['cfs-batcher.json']!) as { panels: { title: string; targets?: { refId: string; expr: string }[] }[] };
+  const d = JSON.parse(cm.data['cfs-batcher.json']!) as {
+    panels: { title: string; targets?: { refId: string; expr: string }[] }[];
+  };
   return d.panels.flatMap((p) =>
     (p.targets ?? []).map((t) => ({
       panel: p.title,
@@ -44,6 +46,9 @@ export function selectorsIn(expr: string, o: { dropLabels?: string[] } = {}): st
 /** Labelled counters that must be exported at 0 for their known label values (docs/CONTRACTS.md; program change, issue #13). */
 export const INITIALISED_LABELS: Record<string, [string, string[]]> = {
   cfs_batcher_sessions_completed_total: ['result', ['succeeded', 'failed', 'deleted', 'pending_timeout']],
-  cfs_batcher_session_create_failures_total: ['reason', ['http_400', 'http_409', 'http_5xx', 'timeout', 'unreachable', 'invalid']],
+  cfs_batcher_session_create_failures_total: [
+    'reason',
+    ['http_400', 'http_409', 'http_5xx', 'timeout', 'unreachable', 'invalid'],
+  ],
   cfs_batcher_invalid_records_total: ['kind', ['component', 'session', 'options']],
 };

@@ -28,7 +28,13 @@ import {
   type Telemetry,
 } from '@cfs-batcher/shared';
 import { SPAN, sessionSpanAttributes } from '@cfs-batcher/batcher';
-import { baseResourceAttributes, boundedShutdown, propagatorFromEnv, spanProcessorsFromEnv, startTelemetry } from '@cfs-batcher/shared/tracing';
+import {
+  baseResourceAttributes,
+  boundedShutdown,
+  propagatorFromEnv,
+  spanProcessorsFromEnv,
+  startTelemetry,
+} from '@cfs-batcher/shared/tracing';
 import { waitFor } from '../helpers/wait';
 
 /** Collect JSON log lines through a winston Stream transport. */
@@ -108,7 +114,11 @@ describe('pure helpers', () => {
     expect(propagatorFromEnv({})).toBeUndefined();
     expect(propagatorFromEnv({ OTEL_PROPAGATORS: 'none' })).toBeNull();
     expect(propagatorFromEnv({ OTEL_PROPAGATORS: 'tracecontext' })?.fields()).toEqual(['traceparent', 'tracestate']);
-    expect(propagatorFromEnv({ OTEL_PROPAGATORS: 'tracecontext, baggage,b3' })?.fields()).toEqual(['traceparent', 'tracestate', 'baggage']);
+    expect(propagatorFromEnv({ OTEL_PROPAGATORS: 'tracecontext, baggage,b3' })?.fields()).toEqual([
+      'traceparent',
+      'tracestate',
+      'baggage',
+    ]);
   });
 
   test('OTEL_TRACES_EXPORTER selects the processors; none gives none', () => {
@@ -290,12 +300,14 @@ describe('a collector that never answers', () => {
       serviceName: 'cfs-batcher',
       autoDetectResources: false,
       shutdownTimeoutMs: 100,
-      spanProcessors: [new BatchSpanProcessor(hanging, {
-        scheduledDelayMillis: 1,
-        exportTimeoutMillis: 50,
-        maxQueueSize: 4,
-        maxExportBatchSize: 2,
-      })],
+      spanProcessors: [
+        new BatchSpanProcessor(hanging, {
+          scheduledDelayMillis: 1,
+          exportTimeoutMillis: 50,
+          maxQueueSize: 4,
+          maxExportBatchSize: 2,
+        }),
+      ],
     });
     try {
       expect(telemetry.enabled).toBe(true);
@@ -362,7 +374,9 @@ describe('the shared barrel stays light (built shared/dist, child process)', () 
   });
 
   test('startTracing with an exporter configured loads the SDK, without sdk-node', () => {
-    const loaded = sdkModulesLoadedBy(`${barrel}; shared.startTracing({ serviceName: 'x' })`, { OTEL_TRACES_EXPORTER: 'none' });
+    const loaded = sdkModulesLoadedBy(`${barrel}; shared.startTracing({ serviceName: 'x' })`, {
+      OTEL_TRACES_EXPORTER: 'none',
+    });
     expect(loaded.some((k) => /sdk-trace-node/.test(k))).toBe(true);
     expect(loaded.some((k) => /instrumentation-http/.test(k))).toBe(true);
     expect(loaded.some((k) => /sdk-node/.test(k))).toBe(false);

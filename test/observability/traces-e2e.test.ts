@@ -64,7 +64,13 @@ function attrMap(list: { key: string; value: OtlpValue }[] | undefined): Span['a
 }
 
 /** An OTLP/HTTP JSON receiver: POST /v1/traces, spans flattened with their resource. */
-async function startReceiver(): Promise<{ url: string; spans: Span[]; posts: string[]; bodies: unknown[]; close: () => Promise<void> }> {
+async function startReceiver(): Promise<{
+  url: string;
+  spans: Span[];
+  posts: string[];
+  bodies: unknown[];
+  close: () => Promise<void>;
+}> {
   const spans: Span[] = [];
   const posts: string[] = [];
   const bodies: unknown[] = [];
@@ -73,7 +79,12 @@ async function startReceiver(): Promise<{ url: string; spans: Span[]; posts: str
   app.post(/.*/, (req, res) => {
     posts.push(req.path);
     if (bodies.length < 1000) bodies.push(req.body);
-    const body = req.body as { resourceSpans?: { resource?: { attributes?: { key: string; value: OtlpValue }[] }; scopeSpans?: { spans?: OtlpSpan[] }[] }[] };
+    const body = req.body as {
+      resourceSpans?: {
+        resource?: { attributes?: { key: string; value: OtlpValue }[] };
+        scopeSpans?: { spans?: OtlpSpan[] }[];
+      }[];
+    };
     for (const rs of body.resourceSpans ?? []) {
       const resource = attrMap(rs.resource?.attributes);
       for (const ss of rs.scopeSpans ?? []) {
@@ -97,18 +108,37 @@ async function startReceiver(): Promise<{ url: string; spans: Span[]; posts: str
   const server = app.listen(0, '127.0.0.1');
   await new Promise<void>((r) => server.once('listening', () => r()));
   const port = (server.address() as AddressInfo).port;
-  return { url: `http://127.0.0.1:${port}`, spans, posts, bodies, close: () => new Promise((r) => server.close(() => r())) };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    spans,
+    posts,
+    bodies,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
 }
 
 /** The simulator behind a front server that records each request's traceparent header. */
-async function startCfs(): Promise<{ sim: Simulator; url: string; seen: { method: string; url: string; traceparent?: string }[]; close: () => Promise<void> }> {
-  const scenario = JSON.parse(readFileSync(path.join(REPO, 'cfs-sim', 'scenarios', 'demo.json'), 'utf8')) as Record<string, unknown>;
+async function startCfs(): Promise<{
+  sim: Simulator;
+  url: string;
+  seen: { method: string; url: string; traceparent?: string }[];
+  close: () => Promise<void>;
+}> {
+  const scenario = JSON.parse(readFileSync(path.join(REPO, 'cfs-sim', 'scenarios', 'demo.json'), 'utf8')) as Record<
+    string,
+    unknown
+  >;
   scenario.options = { ...(scenario.options as object), batcher_check_interval: 1, batch_window: 1 };
   const sim = createSimulator({ scenario: scenario as never });
   await sim.listen(0, '127.0.0.1'); // starts the operator; requests arrive through the front server below
   const seen: { method: string; url: string; traceparent?: string }[] = [];
   const front = http.createServer((req, res) => {
-    if (seen.length < 10_000) seen.push({ method: req.method ?? '', url: req.url ?? '', traceparent: req.headers.traceparent as string | undefined });
+    if (seen.length < 10_000)
+      seen.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        traceparent: req.headers.traceparent as string | undefined,
+      });
     sim.app(req, res);
   });
   await new Promise<void>((r) => front.listen(0, '127.0.0.1', () => r()));
@@ -125,7 +155,12 @@ async function startCfs(): Promise<{ sim: Simulator; url: string; seen: { method
   };
 }
 
-function batcherEnv(cfsUrl: string, otlp: string, heartbeatDir: string, metricsPort: number): Record<string, string | undefined> {
+function batcherEnv(
+  cfsUrl: string,
+  otlp: string,
+  heartbeatDir: string,
+  metricsPort: number,
+): Record<string, string | undefined> {
   return {
     OTEL_SDK_DISABLED: undefined, // the e2e helpers turn tracing off by default
     OTEL_EXPORTER_OTLP_ENDPOINT: otlp,
@@ -175,14 +210,24 @@ describe('batcher traces', () => {
     // the first options read fails like a deleted resource: it must show up as an error span with URL and status
     cfs.sim.faults.add({ match: 'GET /v3/options', action: { type: 'status', status: 404 }, scope: { times: 1 } });
     const metricsPort = await freePort();
-    batcher = spawnNode({ name: 'batcher', script: 'batcher/dist/main.js', env: batcherEnv(cfs.url, receiver.url, tmp.dir, metricsPort) });
-    await waitFor(() => cfs.sim.history.all().length > 0 || !batcher!.alive, { timeoutMs: 40_000, what: 'a session created by the batcher' });
+    batcher = spawnNode({
+      name: 'batcher',
+      script: 'batcher/dist/main.js',
+      env: batcherEnv(cfs.url, receiver.url, tmp.dir, metricsPort),
+    });
+    await waitFor(() => cfs.sim.history.all().length > 0 || !batcher!.alive, {
+      timeoutMs: 40_000,
+      what: 'a session created by the batcher',
+    });
     if (!batcher.alive) throw new Error(`batcher exited early:\n${batcher.tail()}`);
     metricsText = await scrape(metricsPort);
     const exit = await batcher.stop(10_000);
     expect(exit.code).toBe(0);
     // shutdown flushes: everything the batcher traced has arrived once it exited
-    await waitFor(() => receiver.spans.some((s) => s.name === 'batcher.session.create'), { timeoutMs: 5000, what: 'the session span' });
+    await waitFor(() => receiver.spans.some((s) => s.name === 'batcher.session.create'), {
+      timeoutMs: 5000,
+      what: 'the session span',
+    });
   }, 90_000);
 
   afterAll(async () => {
@@ -201,7 +246,9 @@ describe('batcher traces', () => {
   });
 
   test('the schema check rejects a misspelled field, a string enum and a short span id', () => {
-    const body = structuredClone(receiver.bodies[0]) as { resourceSpans: { scopeSpans: { spans: Record<string, unknown>[] }[] }[] };
+    const body = structuredClone(receiver.bodies[0]) as {
+      resourceSpans: { scopeSpans: { spans: Record<string, unknown>[] }[] }[];
+    };
     const span = body.resourceSpans[0]!.scopeSpans[0]!.spans[0]!;
     span.spanID = span.spanId;
     span.kind = 'SPAN_KIND_SERVER';
@@ -238,7 +285,9 @@ describe('batcher traces', () => {
 
   test('a created session has its span under the send phase, with attributes, and its POST carries traceparent to CFS', () => {
     const created = new Map(cfs.sim.history.all().map((h) => [h.name, h]));
-    const sessionSpans = named('batcher.session.create').filter((s) => created.has(String(s.attrs['cfs.session.name'])));
+    const sessionSpans = named('batcher.session.create').filter((s) =>
+      created.has(String(s.attrs['cfs.session.name'])),
+    );
     expect(sessionSpans.length).toBeGreaterThan(0);
     const s = sessionSpans[0]!;
     const session = created.get(String(s.attrs['cfs.session.name']))!;
@@ -262,7 +311,9 @@ describe('batcher traces', () => {
   });
 
   test('the CFS 404 is an error client span with URL and status, under an error phase span', () => {
-    const failed = receiver.spans.find((s) => s.kind === SPAN_KIND_CLIENT && s.attrs['http.response.status_code'] === 404);
+    const failed = receiver.spans.find(
+      (s) => s.kind === SPAN_KIND_CLIENT && s.attrs['http.response.status_code'] === 404,
+    );
     expect(failed).toBeDefined();
     expect(failed!.statusCode).toBe(STATUS_ERROR);
     expect(String(failed!.attrs['url.full'])).toMatch(/\/v3\/options/);
@@ -273,7 +324,9 @@ describe('batcher traces', () => {
   });
 
   test('the /metrics scrape is not traced and its output passes promtool check metrics', () => {
-    expect(receiver.spans.filter((s) => String(s.attrs['url.path'] ?? s.attrs['http.route'] ?? '') === '/metrics')).toEqual([]);
+    expect(
+      receiver.spans.filter((s) => String(s.attrs['url.path'] ?? s.attrs['http.route'] ?? '') === '/metrics'),
+    ).toEqual([]);
     expect(metricsText).toContain('cfs_batcher_cycles_total');
     expect(metricsText).toMatch(/cfs_batcher_cfs_requests_total\{[^}]*status="404"/);
     expect(checkMetrics(metricsText).problems).toEqual([]);
@@ -303,7 +356,10 @@ describe('sidecar traces', () => {
         },
       });
       // /status and an unknown path are traced (the probe paths are not); each runs Express's middleware stack.
-      await waitFor(async () => (await request(`http://127.0.0.1:${port}/status`)).status > 0 || !sidecar.alive, { timeoutMs: 20_000, what: 'the sidecar answering' });
+      await waitFor(async () => (await request(`http://127.0.0.1:${port}/status`)).status > 0 || !sidecar.alive, {
+        timeoutMs: 20_000,
+        what: 'the sidecar answering',
+      });
       for (const p of ['/status', '/no-such-path', '/status']) await request(`http://127.0.0.1:${port}${p}`);
       expect((await sidecar.stop(10_000)).code).toBe(0); // shutdown flushes the spans
       const spans = receiver.spans.filter((x) => x.resource['service.name'] === 'cfs-batcher-health');
@@ -330,7 +386,10 @@ describe('an unreachable collector', () => {
         script: 'batcher/dist/main.js',
         env: batcherEnv(cfs.url, `http://127.0.0.1:${dead}`, tmp.dir, await freePort()),
       });
-      await waitFor(() => cfs.sim.history.all().length > 0 || !batcher.alive, { timeoutMs: 40_000, what: 'a session with no collector' });
+      await waitFor(() => cfs.sim.history.all().length > 0 || !batcher.alive, {
+        timeoutMs: 40_000,
+        what: 'a session with no collector',
+      });
       expect([batcher.alive, batcher.alive ? '' : batcher.tail()]).toEqual([true, '']);
       const exit = await batcher.stop(10_000);
       expect(exit.code).toBe(0);

@@ -4,7 +4,14 @@ import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
 import { setLogSilent, writeHeartbeat, type Heartbeat } from '@cfs-batcher/shared';
-import { configFromEnv, createSidecar, standaloneCheck, type Now, type Sidecar, type SidecarCfsClient } from '@cfs-batcher/sidecar-health';
+import {
+  configFromEnv,
+  createSidecar,
+  standaloneCheck,
+  type Now,
+  type Sidecar,
+  type SidecarCfsClient,
+} from '@cfs-batcher/sidecar-health';
 import { T0, heartbeat } from './helpers';
 import { requireBuilt } from '../helpers/built';
 
@@ -38,7 +45,16 @@ describe('sidecar HTTP endpoints', () => {
     now = { wallMs: now.wallMs + ms, monoMs: now.monoMs + ms };
   };
   const write = async (over: Partial<Heartbeat> = {}): Promise<void> => {
-    await writeHeartbeat(hbPath, heartbeat({ sequence: seq++, written_at_ms: now.wallMs, phase_started_at_ms: now.wallMs, started_at_ms: T0, ...over }));
+    await writeHeartbeat(
+      hbPath,
+      heartbeat({
+        sequence: seq++,
+        written_at_ms: now.wallMs,
+        phase_started_at_ms: now.wallMs,
+        started_at_ms: T0,
+        ...over,
+      }),
+    );
   };
 
   /** Runs a healthy batcher past the sidecar's startup grace. */
@@ -122,7 +138,11 @@ describe('sidecar HTTP endpoints', () => {
     expect(live.status).toBe(503);
     expect(live.body.reason).toBe('no_progress');
     const st = await request(sidecar.app).get('/status');
-    expect(st.body).toMatchObject({ live: false, reason: 'no_progress', cfs: { reachable: true, pending_components: true, active_batcher_session: null } });
+    expect(st.body).toMatchObject({
+      live: false,
+      reason: 'no_progress',
+      cfs: { reachable: true, pending_components: true, active_batcher_session: null },
+    });
     expect(st.body.progress.deadline_seconds).toBe(120);
     const m = await request(sidecar.app).get('/metrics');
     expect(m.text).toMatch(/cfs_batcher_health_verdict\{reason="no_progress"\} 1/);
@@ -135,7 +155,10 @@ describe('sidecar HTTP endpoints', () => {
     await sidecar.pollCfs();
     await sidecar.refresh();
     expect((await request(sidecar.app).get('/livez')).status).toBe(200);
-    expect((await request(sidecar.app).get('/status')).body.cfs.active_batcher_session).toEqual({ name: 'batcher-1', status: 'running' });
+    expect((await request(sidecar.app).get('/status')).body.cfs.active_batcher_session).toEqual({
+      name: 'batcher-1',
+      status: 'running',
+    });
   });
 
   it('stays 200 through a CFS outage and reports it', async () => {
@@ -186,7 +209,11 @@ describe('sidecar HTTP endpoints', () => {
     expect(r.body.message).toMatch(/instance new started 1.0 s ago/);
     const st = await request(sidecar.app).get('/status');
     expect(st.body).toMatchObject({ restarts_seen: 1, instances_seen: ['old', 'new'] });
-    expect(st.body.thresholds).toMatchObject({ startup_grace_seconds: 60, cycle_budget_seconds: 30, freshness_limit_seconds: 14 });
+    expect(st.body.thresholds).toMatchObject({
+      startup_grace_seconds: 60,
+      cycle_budget_seconds: 30,
+      freshness_limit_seconds: 14,
+    });
     const m = await request(sidecar.app).get('/metrics');
     expect(m.text).toMatch(/cfs_batcher_health_batcher_restarts_total 1/);
     expect(m.text).toMatch(new RegExp(`cfs_batcher_health_heartbeat_sequence ${seq - 1}`));
@@ -217,16 +244,37 @@ describe('sidecar HTTP endpoints', () => {
     expect(m.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
     expect(m.text).toMatch(/cfs_batcher_health_probe_requests_total\{path="\/livez",code="200"\} 2/);
     expect(m.text).toMatch(/cfs_batcher_health_probe_requests_total\{path="other",code="404"\} 1/);
-    for (const name of ['cfs_batcher_health_heartbeat_age_seconds', 'cfs_batcher_health_last_heartbeat_timestamp_seconds', 'cfs_batcher_health_pending_components']) {
+    for (const name of [
+      'cfs_batcher_health_heartbeat_age_seconds',
+      'cfs_batcher_health_last_heartbeat_timestamp_seconds',
+      'cfs_batcher_health_pending_components',
+    ]) {
       expect(m.text).toContain(`# TYPE ${name} gauge`);
     }
   });
 
   it('start() listens and the loop refreshes on its own', async () => {
-    const real = createSidecar(configFromEnv({ HEARTBEAT_PATH: hbPath, HEALTH_PORT: '0', HEALTH_HOST: '127.0.0.1', SIDECAR_EVAL_INTERVAL_MS: '50', SIDECAR_CFS_POLL_SECONDS: '0' }), { defaultMetrics: false });
+    const real = createSidecar(
+      configFromEnv({
+        HEARTBEAT_PATH: hbPath,
+        HEALTH_PORT: '0',
+        HEALTH_HOST: '127.0.0.1',
+        SIDECAR_EVAL_INTERVAL_MS: '50',
+        SIDECAR_CFS_POLL_SECONDS: '0',
+      }),
+      { defaultMetrics: false },
+    );
     try {
       const port = await real.start();
-      await writeHeartbeat(hbPath, heartbeat({ sequence: 7, written_at_ms: Date.now(), started_at_ms: Date.now(), phase_started_at_ms: Date.now() }));
+      await writeHeartbeat(
+        hbPath,
+        heartbeat({
+          sequence: 7,
+          written_at_ms: Date.now(),
+          started_at_ms: Date.now(),
+          phase_started_at_ms: Date.now(),
+        }),
+      );
       const deadline = Date.now() + 5000;
       let body: { reason?: string } = {};
       while (Date.now() < deadline && body.reason !== 'ok') {
@@ -248,7 +296,12 @@ describe('check mode (standalone)', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'sidecar-cli-'));
     try {
       const hbPath = path.join(dir, 'hb.json');
-      const run = () => spawnSync(process.execPath, [main, 'check', '--standalone'], { env: { PATH: process.env.PATH, HEARTBEAT_PATH: hbPath }, encoding: 'utf8', timeout: 10_000 });
+      const run = () =>
+        spawnSync(process.execPath, [main, 'check', '--standalone'], {
+          env: { PATH: process.env.PATH, HEARTBEAT_PATH: hbPath },
+          encoding: 'utf8',
+          timeout: 10_000,
+        });
       await writeHeartbeat(hbPath, heartbeat({ written_at_ms: Date.now(), started_at_ms: Date.now() }));
       const good = run();
       expect(good.status).toBe(0);
@@ -268,10 +321,16 @@ describe('check mode (standalone)', () => {
       const hbPath = path.join(dir, 'hb.json');
       const config = configFromEnv({ HEARTBEAT_PATH: hbPath });
       const now = { wallMs: T0 + 10_000, monoMs: 1e6 };
-      expect(await standaloneCheck(config, 'live', now)).toMatchObject({ ok: false, body: { reason: 'heartbeat_missing' } });
+      expect(await standaloneCheck(config, 'live', now)).toMatchObject({
+        ok: false,
+        body: { reason: 'heartbeat_missing' },
+      });
       await writeHeartbeat(hbPath, heartbeat({ written_at_ms: T0 + 5000 }));
       expect(await standaloneCheck(config, 'live', now)).toMatchObject({ ok: true, body: { reason: 'ok' } });
-      expect(await standaloneCheck(config, 'live', { wallMs: T0 + 50_000, monoMs: 1e6 })).toMatchObject({ ok: false, body: { reason: 'heartbeat_stale' } });
+      expect(await standaloneCheck(config, 'live', { wallMs: T0 + 50_000, monoMs: 1e6 })).toMatchObject({
+        ok: false,
+        body: { reason: 'heartbeat_stale' },
+      });
       expect(await standaloneCheck(config, 'startup', now)).toMatchObject({ ok: true });
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -20,7 +20,10 @@ describe('the sidecar CFS observer (real CfsClient, stub server)', () => {
       next();
     });
     app.get('/v3/components', (_req, res) => {
-      res.json({ components: answers.pending ? [{ id: 'x1', enabled: true, configuration_status: 'pending' }] : [], next: answers.pending ? { after_id: 'x1', limit: 1 } : null });
+      res.json({
+        components: answers.pending ? [{ id: 'x1', enabled: true, configuration_status: 'pending' }] : [],
+        next: answers.pending ? { after_id: 'x1', limit: 1 } : null,
+      });
     });
     app.get('/v3/sessions', (req, res) => {
       const names = req.query.status === 'running' ? answers.running : answers.pendingSessions;
@@ -42,7 +45,11 @@ describe('the sidecar CFS observer (real CfsClient, stub server)', () => {
   it('asks for one pending component and one active batcher session, and stops paging', async () => {
     const client = new CfsClient({ baseUrl: base, retryBudgetMs: 0, requestTimeoutMs: 2000 });
     const o = await observeCfs(client, clock);
-    expect(o).toMatchObject({ ok: true, pendingComponents: true, activeSession: { name: 'batcher-p1', status: 'pending' } });
+    expect(o).toMatchObject({
+      ok: true,
+      pendingComponents: true,
+      activeSession: { name: 'batcher-p1', status: 'pending' },
+    });
     expect(seen.map((s) => s.path)).toEqual(['/v3/components', '/v3/sessions', '/v3/sessions']);
     expect(seen[0]!.query).toMatchObject({ enabled: 'true', status: 'pending', limit: '1' });
     expect(seen[1]!.query).toMatchObject({ name_contains: 'batcher-', status: 'running', limit: '1' });
@@ -66,7 +73,10 @@ describe('the sidecar CFS observer (real CfsClient, stub server)', () => {
   });
 
   it('reports a refused connection', async () => {
-    const o = await observeCfs(new CfsClient({ baseUrl: 'http://127.0.0.1:1/v3', retryBudgetMs: 0, connectTimeoutMs: 500 }), clock);
+    const o = await observeCfs(
+      new CfsClient({ baseUrl: 'http://127.0.0.1:1/v3', retryBudgetMs: 0, connectTimeoutMs: 500 }),
+      clock,
+    );
     expect(o).toMatchObject({ ok: false });
     expect(o.error).toMatch(/unreachable|timeout/);
   });

@@ -18,8 +18,16 @@ const SIDECAR = path.join(ROOT, 'sidecar-health', 'dist', 'main.js');
 const children: ChildProcess[] = [];
 let dir = '';
 
-function start(script: string, args: string[], env: NodeJS.ProcessEnv, name: string): { child: ChildProcess; lines: string[] } {
-  const child = spawn(process.execPath, [script, ...args], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+function start(
+  script: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  name: string,
+): { child: ChildProcess; lines: string[] } {
+  const child = spawn(process.execPath, [script, ...args], {
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
   const lines: string[] = [];
   const keep = (buf: Buffer): void => {
@@ -32,7 +40,12 @@ function start(script: string, args: string[], env: NodeJS.ProcessEnv, name: str
 }
 
 /** Polls `fn` until it returns a value, bounded in time. */
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, timeoutMs: number, stepMs = 100): Promise<T> {
+async function waitFor<T>(
+  what: string,
+  fn: () => Promise<T | undefined> | T | undefined,
+  timeoutMs: number,
+  stepMs = 100,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {
@@ -86,14 +99,36 @@ describe('sidecar end to end (simulator + batcher + sidecar processes)', () => {
       JSON.stringify({
         options: { batcher_check_interval: 1, batch_window: 2 },
         operator: { pendingMs: 200, runningMs: 500 },
-        configurations: [{ name: 'cfg-1', layers: [{ name: 'l1', clone_url: 'https://vcs.example/repo.git', commit: 'a'.repeat(40), playbook: 'site.yml' }] }],
-        components: [{ id: 'x1000c0s0b0n0', desired_config: 'cfg-1' }, { id: 'x1000c0s0b0n1', desired_config: 'cfg-1' }],
+        configurations: [
+          {
+            name: 'cfg-1',
+            layers: [
+              { name: 'l1', clone_url: 'https://vcs.example/repo.git', commit: 'a'.repeat(40), playbook: 'site.yml' },
+            ],
+          },
+        ],
+        components: [
+          { id: 'x1000c0s0b0n0', desired_config: 'cfg-1' },
+          { id: 'x1000c0s0b0n1', desired_config: 'cfg-1' },
+        ],
       }),
     );
-    const sim = start(SIM, ['--port', '0', '--host', '127.0.0.1', '--scenario', scenario], { LOG_LEVEL: 'INFO' }, 'sim');
+    const sim = start(
+      SIM,
+      ['--port', '0', '--host', '127.0.0.1', '--scenario', scenario],
+      { LOG_LEVEL: 'INFO' },
+      'sim',
+    );
     simUrl = await waitFor('the simulator to listen', () => fromLog(sim.lines, /"url":"(http:[^"]+)"/), 15_000);
     const hbPath = path.join(dir, 'heartbeat.json');
-    const common = { CFS_API_URL: simUrl, HEARTBEAT_PATH: hbPath, OTEL_SDK_DISABLED: 'true', CFS_RETRY_BUDGET_MS: '1000', CFS_REQUEST_TIMEOUT_MS: '2000', CFS_CONNECT_TIMEOUT_MS: '1000' };
+    const common = {
+      CFS_API_URL: simUrl,
+      HEARTBEAT_PATH: hbPath,
+      OTEL_SDK_DISABLED: 'true',
+      CFS_RETRY_BUDGET_MS: '1000',
+      CFS_REQUEST_TIMEOUT_MS: '2000',
+      CFS_CONNECT_TIMEOUT_MS: '1000',
+    };
     const sidecar = start(
       SIDECAR,
       [],
@@ -110,30 +145,53 @@ describe('sidecar end to end (simulator + batcher + sidecar processes)', () => {
       },
       'sidecar',
     );
-    const port = await waitFor('the sidecar to listen', () => fromLog(sidecar.lines, /listening on [^:]+:(\d+)/), 15_000);
+    const port = await waitFor(
+      'the sidecar to listen',
+      () => fromLog(sidecar.lines, /listening on [^:]+:(\d+)/),
+      15_000,
+    );
     health = `http://127.0.0.1:${port}`;
     batcherEnv = { ...common, METRICS_PORT: '0', STARTING_CFS_LOG_LEVEL: 'INFO' };
     batcher = start(BATCHER, [], batcherEnv, 'batcher');
-    await waitFor('/startupz 200', async () => ((await get(`${health}/startupz`)).status === 200 ? true : undefined), 30_000, 200).catch((err: Error) => {
-      throw new Error(`${err.message}\n--- batcher ---\n${batcher.lines.slice(-20).join('\n')}\n--- sidecar ---\n${sidecar.lines.slice(-20).join('\n')}`);
+    await waitFor(
+      '/startupz 200',
+      async () => ((await get(`${health}/startupz`)).status === 200 ? true : undefined),
+      30_000,
+      200,
+    ).catch((err: Error) => {
+      throw new Error(
+        `${err.message}\n--- batcher ---\n${batcher.lines.slice(-20).join('\n')}\n--- sidecar ---\n${sidecar.lines.slice(-20).join('\n')}`,
+      );
     });
   }, 60_000);
 
   it('is live while the batcher runs', async () => {
-    const r = await waitFor('/livez 200', async () => {
-      const x = await get(`${health}/livez`);
-      return x.status === 200 ? x : undefined;
-    }, 10_000);
+    const r = await waitFor(
+      '/livez 200',
+      async () => {
+        const x = await get(`${health}/livez`);
+        return x.status === 200 ? x : undefined;
+      },
+      10_000,
+    );
     expect(r.body.reason).toBe('ok');
     // the exec-probe form asks the running sidecar
-    const check = spawnSync(process.execPath, [SIDECAR, 'check'], { env: { PATH: process.env.PATH, HEALTH_PORT: health.split(':')[2] }, encoding: 'utf8', timeout: 10_000 });
+    const check = spawnSync(process.execPath, [SIDECAR, 'check'], {
+      env: { PATH: process.env.PATH, HEALTH_PORT: health.split(':')[2] },
+      encoding: 'utf8',
+      timeout: 10_000,
+    });
     expect(check.status).toBe(0);
     expect(JSON.parse(check.stdout.trim())).toMatchObject({ ok: true, source: 'sidecar', reason: 'ok' });
   });
 
   it('stays 200 through a CFS outage (shortened to 15 s, 1.5 x the freshness limit)', async () => {
     const outageMs = 15_000;
-    const res = await fetch(`${simUrl.replace(/\/v3$/, '')}/__sim/outage`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ durationMs: outageMs }) });
+    const res = await fetch(`${simUrl.replace(/\/v3$/, '')}/__sim/outage`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ durationMs: outageMs }),
+    });
     expect(res.status).toBe(202);
     const until = Date.now() + outageMs + 3000;
     const codes = new Set<number>();
@@ -143,7 +201,10 @@ describe('sidecar end to end (simulator + batcher + sidecar processes)', () => {
       const l = await get(`${health}/livez`);
       codes.add(l.status);
       if (l.status !== 200) throw new Error(`/livez went ${l.status} during the CFS outage: ${JSON.stringify(l.body)}`);
-      const s = (await get(`${health}/status`)).body as { cfs: { reachable: boolean | null }; heartbeat: { phase: string | null } };
+      const s = (await get(`${health}/status`)).body as {
+        cfs: { reachable: boolean | null };
+        heartbeat: { phase: string | null };
+      };
       if (s.cfs.reachable === false) sawUnreachable = true;
       if (s.heartbeat.phase === 'waiting_for_cfs') sawWait = true;
       await new Promise((r) => setTimeout(r, 250));
@@ -151,39 +212,70 @@ describe('sidecar end to end (simulator + batcher + sidecar processes)', () => {
     expect([...codes]).toEqual([200]);
     expect(sawUnreachable).toBe(true);
     console.log(`CFS outage of ${outageMs} ms: /livez stayed 200; batcher reported waiting_for_cfs: ${sawWait}`);
-    await waitFor('CFS reachable again', async () => (((await get(`${health}/status`)).body.cfs as { reachable: boolean }).reachable ? true : undefined), 15_000, 200);
+    await waitFor(
+      'CFS reachable again',
+      async () => (((await get(`${health}/status`)).body.cfs as { reachable: boolean }).reachable ? true : undefined),
+      15_000,
+      200,
+    );
   }, 60_000);
 
   it('goes 503 after SIGSTOP (a hang) and recovers on SIGCONT', async () => {
-    await waitFor('/livez 200 before the hang', async () => ((await get(`${health}/livez`)).status === 200 ? true : undefined), 15_000);
+    await waitFor(
+      '/livez 200 before the hang',
+      async () => ((await get(`${health}/livez`)).status === 200 ? true : undefined),
+      15_000,
+    );
     const t0 = Date.now();
     batcher.child.kill('SIGSTOP');
-    const r = await waitFor('/livez 503 after SIGSTOP', async () => {
-      const x = await get(`${health}/livez`);
-      return x.status === 503 ? x : undefined;
-    }, 20_000);
+    const r = await waitFor(
+      '/livez 503 after SIGSTOP',
+      async () => {
+        const x = await get(`${health}/livez`);
+        return x.status === 503 ? x : undefined;
+      },
+      20_000,
+    );
     const detectMs = Date.now() - t0;
     expect(['heartbeat_stale', 'phase_stuck']).toContain(r.body.reason);
     expect(String(r.body.message)).toMatch(/no heartbeat for [\d.]+ s \(limit [\d.]+ s\)|phase \w+ began [\d.]+ s ago/);
-    console.log(`SIGSTOP detected after ${detectMs} ms (freshness limit 10 s, eval every 200 ms): ${String(r.body.message)}`);
+    console.log(
+      `SIGSTOP detected after ${detectMs} ms (freshness limit 10 s, eval every 200 ms): ${String(r.body.message)}`,
+    );
     batcher.child.kill('SIGCONT');
-    await waitFor('/livez 200 after SIGCONT', async () => ((await get(`${health}/livez`)).status === 200 ? true : undefined), 20_000);
+    await waitFor(
+      '/livez 200 after SIGCONT',
+      async () => ((await get(`${health}/livez`)).status === 200 ? true : undefined),
+      20_000,
+    );
   }, 60_000);
 
   it('goes 503 after the batcher is killed; a new instance passes /startupz and counts as a restart', async () => {
     const t0 = Date.now();
     batcher.child.kill('SIGKILL');
-    const r = await waitFor('/livez 503 after SIGKILL', async () => {
-      const x = await get(`${health}/livez`);
-      return x.status === 503 ? x : undefined;
-    }, 20_000);
+    const r = await waitFor(
+      '/livez 503 after SIGKILL',
+      async () => {
+        const x = await get(`${health}/livez`);
+        return x.status === 503 ? x : undefined;
+      },
+      20_000,
+    );
     console.log(`SIGKILL detected after ${Date.now() - t0} ms: ${String(r.body.message)}`);
     expect((await get(`${health}/startupz`)).status).toBe(503);
     batcher = start(BATCHER, [], batcherEnv, 'batcher-2');
-    await waitFor('/startupz 200 for the new instance', async () => ((await get(`${health}/startupz`)).status === 200 ? true : undefined), 30_000, 200);
-    await waitFor('/livez 200 for the new instance', async () => ((await get(`${health}/livez`)).status === 200 ? true : undefined), 10_000);
+    await waitFor(
+      '/startupz 200 for the new instance',
+      async () => ((await get(`${health}/startupz`)).status === 200 ? true : undefined),
+      30_000,
+      200,
+    );
+    await waitFor(
+      '/livez 200 for the new instance',
+      async () => ((await get(`${health}/livez`)).status === 200 ? true : undefined),
+      10_000,
+    );
     const s = await get(`${health}/status`);
     expect(s.body.restarts_seen).toBe(1);
   }, 60_000);
 });
-

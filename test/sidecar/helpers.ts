@@ -34,13 +34,27 @@ export function heartbeat(over: Partial<Heartbeat> = {}): Heartbeat {
     disabled: false,
     backoff: { active: false, seconds: 0, until_ms: null },
     cfs: { last_success_ms: T0, last_error: null },
-    counters: { pending_seen: 5, batches_queued: 0, batches_active: 0, sessions_created_total: 0, last_session_created_ms: null },
+    counters: {
+      pending_seen: 5,
+      batches_queued: 0,
+      batches_active: 0,
+      sessions_created_total: 0,
+      last_session_created_ms: null,
+    },
     ...over,
   };
 }
 
-export const ok = (hb: Heartbeat): HeartbeatReadResult => ({ ok: true, heartbeat: hb, mtimeMs: hb.written_at_ms, bytes: 500 });
-export const bad = (reason: 'missing' | 'unreadable' | 'oversized' | 'empty' | 'not_json' | 'invalid', detail = `test ${reason}`): HeartbeatReadResult => ({
+export const ok = (hb: Heartbeat): HeartbeatReadResult => ({
+  ok: true,
+  heartbeat: hb,
+  mtimeMs: hb.written_at_ms,
+  bytes: 500,
+});
+export const bad = (
+  reason: 'missing' | 'unreadable' | 'oversized' | 'empty' | 'not_json' | 'invalid',
+  detail = `test ${reason}`,
+): HeartbeatReadResult => ({
   ok: false,
   reason,
   detail,
@@ -72,7 +86,13 @@ export class Timeline {
   }
   read(r: HeartbeatReadResult): Verdict {
     this.history = observe(this.history, r, this.cfs, this.now, this.t.cfsStaleMs);
-    const verdict = evaluate({ now: this.now, heartbeatRead: r, history: this.history, cfs: this.cfs, thresholds: this.t });
+    const verdict = evaluate({
+      now: this.now,
+      heartbeatRead: r,
+      history: this.history,
+      cfs: this.cfs,
+      thresholds: this.t,
+    });
     this.last = { verdict, startup: evaluateStartup(verdict, this.history, this.now, this.t) };
     return verdict;
   }

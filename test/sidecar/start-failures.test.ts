@@ -20,7 +20,11 @@ afterAll(async () => {
 });
 
 /** Run to exit; return the code and the ERROR lines. */
-async function runToExit(script: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; errors: string[]; p: Proc }> {
+async function runToExit(
+  script: string,
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; errors: string[]; p: Proc }> {
   const p = spawnNode({ name: path.basename(path.dirname(path.dirname(script))), script, args, env });
   const exit = await p.waitForExit(20_000);
   const errors = p.lines.filter((l) => l.json?.level === 'ERROR').map((l) => String(l.json?.message));
@@ -48,11 +52,31 @@ const sidecarEnv = (extra: Record<string, string>): Record<string, string> => ({
   const unreadable = path.join(tmp.dir, 'missing-token');
   const cases: [string, Record<string, string>, RegExp][] = [
     ['a non-integer', { HEALTH_PORT: 'eighty' }, /^Configuration error: HEALTH_PORT="eighty" is not an integer$/],
-    ['an out-of-range number', { SIDECAR_EVAL_INTERVAL_MS: '10' }, /^Configuration error: SIDECAR_EVAL_INTERVAL_MS=10 is outside 50\.\.60000$/],
-    ['a CFS_API_URL that is not a URL', { CFS_API_URL: 'cray-cfs-api/v3' }, /^Configuration error: CFS_API_URL="cray-cfs-api\/v3" is not a URL$/],
-    ['a CFS_API_URL that is not http(s)', { CFS_API_URL: 'ftp://cfs/v3' }, /^Configuration error: CFS_API_URL="ftp:\/\/cfs\/v3" is not an http or https URL$/],
-    ['an unreadable CFS_TOKEN_FILE', { CFS_TOKEN_FILE: unreadable }, /^Configuration error: CFS_TOKEN_FILE=\S+missing-token cannot be read \(ENOENT\)$/],
-    ['a bad phase budget', { SIDECAR_PHASE_BUDGETS: 'send=0' }, /^Configuration error: SIDECAR_PHASE_BUDGETS="send=0": budget for send must be at least 1 s$/],
+    [
+      'an out-of-range number',
+      { SIDECAR_EVAL_INTERVAL_MS: '10' },
+      /^Configuration error: SIDECAR_EVAL_INTERVAL_MS=10 is outside 50\.\.60000$/,
+    ],
+    [
+      'a CFS_API_URL that is not a URL',
+      { CFS_API_URL: 'cray-cfs-api/v3' },
+      /^Configuration error: CFS_API_URL="cray-cfs-api\/v3" is not a URL$/,
+    ],
+    [
+      'a CFS_API_URL that is not http(s)',
+      { CFS_API_URL: 'ftp://cfs/v3' },
+      /^Configuration error: CFS_API_URL="ftp:\/\/cfs\/v3" is not an http or https URL$/,
+    ],
+    [
+      'an unreadable CFS_TOKEN_FILE',
+      { CFS_TOKEN_FILE: unreadable },
+      /^Configuration error: CFS_TOKEN_FILE=\S+missing-token cannot be read \(ENOENT\)$/,
+    ],
+    [
+      'a bad phase budget',
+      { SIDECAR_PHASE_BUDGETS: 'send=0' },
+      /^Configuration error: SIDECAR_PHASE_BUDGETS="send=0": budget for send must be at least 1 s$/,
+    ],
     ['an unreadable CA_CERT', { CA_CERT: tmp.dir }, /^Configuration error: CA_CERT=\S+ cannot be read \(EISDIR\)$/],
   ];
 
@@ -76,7 +100,9 @@ const sidecarEnv = (extra: Record<string, string>): Record<string, string> => ({
     try {
       const r = await runToExit(SIDECAR, [], sidecarEnv({ HEALTH_PORT: String(busy.port) }));
       expect(r.code).toBe(1);
-      expect(r.errors).toEqual([`Cannot listen on 127.0.0.1:${busy.port}: EADDRINUSE, port ${busy.port} is already in use`]);
+      expect(r.errors).toEqual([
+        `Cannot listen on 127.0.0.1:${busy.port}: EADDRINUSE, port ${busy.port} is already in use`,
+      ]);
     } finally {
       await busy.close();
     }
@@ -93,7 +119,9 @@ const sidecarEnv = (extra: Record<string, string>): Record<string, string> => ({
     try {
       const r = await runToExit(SIM, ['--port', String(busy.port), '--generate', '3'], {});
       expect(r.code).toBe(1);
-      expect(r.errors).toEqual([`Cannot listen on 127.0.0.1:${busy.port}: EADDRINUSE, port ${busy.port} is already in use`]);
+      expect(r.errors).toEqual([
+        `Cannot listen on 127.0.0.1:${busy.port}: EADDRINUSE, port ${busy.port} is already in use`,
+      ]);
     } finally {
       await busy.close();
     }

@@ -22,7 +22,8 @@ async function startReceiver(): Promise<{ url: string; names: string[]; close: (
     req.on('data', (c: Buffer) => (body += c.toString()));
     req.on('end', () => {
       const doc = JSON.parse(body || '{}') as { resourceSpans?: { scopeSpans?: { spans?: { name: string }[] }[] }[] };
-      for (const rs of doc.resourceSpans ?? []) for (const ss of rs.scopeSpans ?? []) for (const s of ss.spans ?? []) names.push(s.name);
+      for (const rs of doc.resourceSpans ?? [])
+        for (const ss of rs.scopeSpans ?? []) for (const s of ss.spans ?? []) names.push(s.name);
       res.writeHead(200, { 'Content-Type': 'application/json' }).end('{}');
     });
   });
@@ -33,10 +34,12 @@ async function startReceiver(): Promise<{ url: string; names: string[]; close: (
 
 function get(port: number, p: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    http.get({ host: '127.0.0.1', port, path: p }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    }).on('error', reject);
+    http
+      .get({ host: '127.0.0.1', port, path: p }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      })
+      .on('error', reject);
   });
 }
 
@@ -64,7 +67,10 @@ afterAll(async () => {
     const listening = await p.waitForLine(/Health sidecar listening on 127\.0\.0\.1:\d+/, 20_000);
     const port = Number(/:(\d+)$/.exec(String(listening.json?.message))?.[1]);
     expect(await get(port, '/status')).toBe(200);
-    await waitFor(() => receiver.names.some((n) => /status/.test(n) && !/middleware/.test(n)), { timeoutMs: 20_000, what: 'the /status spans' });
+    await waitFor(() => receiver.names.some((n) => /status/.test(n) && !/middleware/.test(n)), {
+      timeoutMs: 20_000,
+      what: 'the /status spans',
+    });
     await p.stop();
     expect(receiver.names).toEqual(expect.arrayContaining(['GET /status', 'request handler']));
     expect(receiver.names.filter((n) => n.startsWith('middleware'))).toEqual([]);

@@ -6,10 +6,19 @@
 import type { Heartbeat } from '@cfs-batcher/shared';
 import { T0, Timeline, heartbeat, ok } from './helpers';
 
-type Creating = { state: string; reason: string; next_attempt_ms: number | null; last_attempt_ms: number | null; cfs_trouble_since_ms: number | null };
+type Creating = {
+  state: string;
+  reason: string;
+  next_attempt_ms: number | null;
+  last_attempt_ms: number | null;
+  cfs_trouble_since_ms: number | null;
+};
 
 /** A heartbeat with the r2 fields (not in the shared type until the schema carries them). */
-function withR2(base: Partial<Heartbeat>, r2: { creating?: Creating; lastAnswerMs?: number | null }): Partial<Heartbeat> {
+function withR2(
+  base: Partial<Heartbeat>,
+  r2: { creating?: Creating; lastAnswerMs?: number | null },
+): Partial<Heartbeat> {
   const extra: Record<string, unknown> = {};
   if (r2.creating) extra.creating = r2.creating;
   if (r2.lastAnswerMs !== undefined) extra.progress = { last_cfs_answer_ms: r2.lastAnswerMs };
@@ -52,8 +61,16 @@ function run(script: Script): { tl: Timeline; failures: { s: number; reason: str
       const ph = script.phase?.(s) ?? { phase: 'sleep' as const, startedAt: wall };
       const creating = script.creating?.(s, wall);
       const lastAnswerMs = script.lastAnswer?.(s, wall);
-      const base = { sequence: seq++, written_at_ms: wall, phase: ph.phase, phase_started_at_ms: ph.startedAt, cfs: { last_success_ms: T0, last_error: lastError } };
-      last = heartbeat(withR2(base, { ...(creating ? { creating } : {}), ...(lastAnswerMs !== undefined ? { lastAnswerMs } : {}) }));
+      const base = {
+        sequence: seq++,
+        written_at_ms: wall,
+        phase: ph.phase,
+        phase_started_at_ms: ph.startedAt,
+        cfs: { last_success_ms: T0, last_error: lastError },
+      };
+      last = heartbeat(
+        withR2(base, { ...(creating ? { creating } : {}), ...(lastAnswerMs !== undefined ? { lastAnswerMs } : {}) }),
+      );
     }
     const v = last ? tl.read(ok(last)) : null;
     if (v && !v.live) failures.push({ s, reason: v.reason, message: v.message });
@@ -66,7 +83,13 @@ const refusing = (every: number, state = 'cfs_refusing', stopAt = Infinity) => {
   let lastAttempt: number | null = null;
   return (s: number, wall: number): Creating => {
     if (s % every === 0 && s < stopAt) lastAttempt = wall;
-    return { state, reason: 'POST /v3/sessions answered 500 (3 times)', next_attempt_ms: wall + every * 1000, last_attempt_ms: lastAttempt, cfs_trouble_since_ms: T0 };
+    return {
+      state,
+      reason: 'POST /v3/sessions answered 500 (3 times)',
+      next_attempt_ms: wall + every * 1000,
+      last_attempt_ms: lastAttempt,
+      cfs_trouble_since_ms: T0,
+    };
   };
 };
 
@@ -75,7 +98,9 @@ describe('CFS trouble never fails liveness', () => {
     const { tl, failures } = run({ seconds: 600, creating: refusing(10) });
     expect(failures).toEqual([]);
     expect(tl.last.verdict.details.stallMs).toBeGreaterThan(tl.last.verdict.details.progressDeadlineMs ?? Infinity);
-    expect(tl.last.verdict.details.cfsTrouble).toMatch(/^creating cfs_refusing \(POST \/v3\/sessions answered 500 \(3 times\)\), last try/);
+    expect(tl.last.verdict.details.cfsTrouble).toMatch(
+      /^creating cfs_refusing \(POST \/v3\/sessions answered 500 \(3 times\)\), last try/,
+    );
     expect(tl.last.verdict.message).toMatch(/pending work waits on CFS/);
   });
 
@@ -83,7 +108,8 @@ describe('CFS trouble never fails liveness', () => {
     const start = T0 + 5000;
     const { failures } = run({
       seconds: 500,
-      phase: (s) => (s < 5 ? { phase: 'sleep', startedAt: T0 + s * 1000 } : { phase: 'check_status', startedAt: start }),
+      phase: (s) =>
+        s < 5 ? { phase: 'sleep', startedAt: T0 + s * 1000 } : { phase: 'check_status', startedAt: start },
       creating: refusing(10, 'cfs_timeout'),
       // every PATCH runs into the 10 s client timeout: an answer (of sorts) every 10 s
       lastAnswer: (s) => T0 + Math.floor(s / 10) * 10_000,
@@ -92,7 +118,12 @@ describe('CFS trouble never fails liveness', () => {
   });
 
   it('a slow send phase of 5 minutes that keeps getting answers is not stuck', () => {
-    const { failures } = run({ seconds: 320, phase: (s) => (s < 10 ? { phase: 'sleep', startedAt: T0 + s * 1000 } : { phase: 'send', startedAt: T0 + 10_000 }), creating: refusing(1, 'ok'), lastAnswer: (_s, wall) => wall - 400 });
+    const { failures } = run({
+      seconds: 320,
+      phase: (s) => (s < 10 ? { phase: 'sleep', startedAt: T0 + s * 1000 } : { phase: 'send', startedAt: T0 + 10_000 }),
+      creating: refusing(1, 'ok'),
+      lastAnswer: (_s, wall) => wall - 400,
+    });
     expect(failures.filter((f) => f.reason === 'phase_stuck')).toEqual([]);
   });
 
@@ -100,7 +131,8 @@ describe('CFS trouble never fails liveness', () => {
     const { failures, tl } = run({
       seconds: 300,
       // a long check_status that began before the jump, and a first read after the jump of a file stamped before it
-      phase: (s) => (s < 100 ? { phase: 'sleep', startedAt: T0 + s * 1000 } : { phase: 'check_status', startedAt: T0 + 100_000 }),
+      phase: (s) =>
+        s < 100 ? { phase: 'sleep', startedAt: T0 + s * 1000 } : { phase: 'check_status', startedAt: T0 + 100_000 },
       batcherWall: (s, w) => (s === 200 ? w - jumpMs : w),
       creating: refusing(10),
       lastAnswer: (_s, wall) => wall,
@@ -111,7 +143,11 @@ describe('CFS trouble never fails liveness', () => {
   });
 
   it('a batcher clock that jumps alone (its stamps an hour off) fails nothing', () => {
-    const { failures } = run({ seconds: 300, batcherWall: (s, w) => (s >= 100 ? w + 3_600_000 : w), creating: refusing(10) });
+    const { failures } = run({
+      seconds: 300,
+      batcherWall: (s, w) => (s >= 100 ? w + 3_600_000 : w),
+      creating: refusing(10),
+    });
     expect(failures).toEqual([]);
   });
 });
@@ -121,7 +157,9 @@ describe('a loop that stops still fails', () => {
     const { failures } = run({ seconds: 400, creating: refusing(10, 'cfs_refusing', 150) });
     expect(failures.length).toBeGreaterThan(0);
     expect(failures[0]!.reason).toBe('no_progress');
-    expect(failures[0]!.message).toMatch(/batcher reports creating cfs_refusing .* but has stopped trying: last try seen \d+ s ago \(limit 25 s\)/);
+    expect(failures[0]!.message).toMatch(
+      /batcher reports creating cfs_refusing .* but has stopped trying: last try seen \d+ s ago \(limit 25 s\)/,
+    );
   });
 
   it('no creating block (an older batcher): the plain no_progress rule applies', () => {
@@ -137,7 +175,9 @@ describe('a loop that stops still fails', () => {
       lastAnswer: (s) => T0 + Math.min(s, 30) * 1000, // answers stop 30 s in
     });
     expect(failures[0]).toMatchObject({ reason: 'phase_stuck' });
-    expect(failures[0]!.message).toMatch(/^phase send began 12\d s ago \(budget 120 s\), last CFS answer \d+ s ago \(allowance 60 s\)/);
+    expect(failures[0]!.message).toMatch(
+      /^phase send began 12\d s ago \(budget 120 s\), last CFS answer \d+ s ago \(allowance 60 s\)/,
+    );
   });
 
   it.each([
@@ -149,7 +189,14 @@ describe('a loop that stops still fails', () => {
     const creating = refusing(10);
     for (let s = 0; s < 60; s++) {
       tl.advance(1000);
-      expect(tl.write(withR2({ sequence: seq++, phase, phase_is_wait: wait, phase_started_at_ms: T0 }, { creating: creating(s, tl.now.wallMs), lastAnswerMs: tl.now.wallMs })).live).toBe(true);
+      expect(
+        tl.write(
+          withR2(
+            { sequence: seq++, phase, phase_is_wait: wait, phase_started_at_ms: T0 },
+            { creating: creating(s, tl.now.wallMs), lastAnswerMs: tl.now.wallMs },
+          ),
+        ).live,
+      ).toBe(true);
     }
     const frozen = tl.history.lastGood!;
     tl.advance(13_900);

@@ -36,10 +36,20 @@ describe('startup rule', () => {
     tl.read(ok(heartbeat({ instance_id: 'a', sequence: 1, written_at_ms: T0 })));
     // past the grace of the sidecar start: the old instance is stale
     tl.advance(20_000);
-    expect(tl.read(ok(heartbeat({ instance_id: 'a', sequence: 1, written_at_ms: T0 })))).toMatchObject({ live: false, reason: 'heartbeat_stale' });
+    expect(tl.read(ok(heartbeat({ instance_id: 'a', sequence: 1, written_at_ms: T0 })))).toMatchObject({
+      live: false,
+      reason: 'heartbeat_stale',
+    });
     // the batcher restarted: a new instance writes once, then hangs at once
     const bStart = tl.now.wallMs;
-    const bFirst = heartbeat({ instance_id: 'b', sequence: 1, started_at_ms: bStart, written_at_ms: bStart, phase: 'sleep', phase_started_at_ms: bStart });
+    const bFirst = heartbeat({
+      instance_id: 'b',
+      sequence: 1,
+      started_at_ms: bStart,
+      written_at_ms: bStart,
+      phase: 'sleep',
+      phase_started_at_ms: bStart,
+    });
     expect(tl.read(ok(bFirst))).toMatchObject({ live: true, reason: 'ok' });
     expect(tl.history.restarts).toBe(1);
     expect(tl.last.startup.ready).toBe(true);
@@ -55,9 +65,27 @@ describe('startup rule', () => {
     tl.write({ instance_id: 'a', sequence: 1 });
     healthyFor(tl, 70_000, 5000, { instance_id: 'a' });
     const bStart = tl.now.wallMs;
-    tl.read(ok(heartbeat({ instance_id: 'b', sequence: 1, started_at_ms: bStart, written_at_ms: bStart, phase: 'starting', phase_started_at_ms: bStart })));
+    tl.read(
+      ok(
+        heartbeat({
+          instance_id: 'b',
+          sequence: 1,
+          started_at_ms: bStart,
+          written_at_ms: bStart,
+          phase: 'starting',
+          phase_started_at_ms: bStart,
+        }),
+      ),
+    );
     tl.advance(1000);
-    const second = heartbeat({ instance_id: 'b', sequence: 2, started_at_ms: bStart, written_at_ms: tl.now.wallMs, phase: 'sleep', phase_started_at_ms: tl.now.wallMs });
+    const second = heartbeat({
+      instance_id: 'b',
+      sequence: 2,
+      started_at_ms: bStart,
+      written_at_ms: tl.now.wallMs,
+      phase: 'sleep',
+      phase_started_at_ms: tl.now.wallMs,
+    });
     expect(tl.read(ok(second))).toMatchObject({ live: true, reason: 'ok' });
     expect(tl.history.current?.proven).toBe(true);
     tl.advance(41_000); // well inside the 60 s grace, past interval 10 s + budget 30 s
@@ -72,7 +100,13 @@ describe('startup rule', () => {
     expect(tl.last.startup.ready).toBe(false);
     expect(tl.last.startup.message).toMatch(/started 600 s ago .*waiting for the new instance/);
     tl.advance(3000);
-    tl.write({ instance_id: 'new', started_at_ms: tl.now.wallMs - 500, sequence: 1, phase: 'starting', phase_started_at_ms: tl.now.wallMs - 500 });
+    tl.write({
+      instance_id: 'new',
+      started_at_ms: tl.now.wallMs - 500,
+      sequence: 1,
+      phase: 'starting',
+      phase_started_at_ms: tl.now.wallMs - 500,
+    });
     expect(tl.last.startup).toMatchObject({ ready: true });
     // long after, the same instance is no longer "new": a future container restart must wait for its own heartbeat
     healthyFor(tl, 120_000, 5000, { instance_id: 'new', started_at_ms: T0 + 2500 });
@@ -92,25 +126,47 @@ describe('freshness rule', () => {
   it.each([
     { interval: 10, okAt: 39_000, failAt: 41_000, limit: 40 },
     { interval: 60, okAt: 89_000, failAt: 91_000, limit: 90 },
-  ])('SIDECAR_FRESHNESS_SECONDS=0: limit = live batcher_check_interval $interval + 30 s cycle budget', ({ interval, okAt, failAt, limit }) => {
-    const tl = new Timeline(defaults({ SIDECAR_FRESHNESS_SECONDS: '0' }));
-    const opts = { batcher_check_interval: interval, batch_window: 120, batch_size: 25, batcher_pending_timeout: 300 };
-    const seq = healthyFor(tl, 90_000, 5000, { options: opts });
-    const last = heartbeat({ sequence: seq, written_at_ms: tl.now.wallMs, phase: 'sleep', phase_started_at_ms: tl.now.wallMs, options: opts });
-    tl.read(ok(last));
-    tl.advance(okAt);
-    expect(tl.read(ok(last))).toMatchObject({ live: true, reason: 'ok' });
-    tl.advance(failAt - okAt);
-    const v = tl.read(ok(last));
-    expect(v).toMatchObject({ live: false, reason: 'heartbeat_stale' });
-    expect(v.message).toBe(`no heartbeat for ${failAt / 1000} s (limit ${limit} s); last phase sleep began ${failAt / 1000} s ago`);
-  });
+  ])(
+    'SIDECAR_FRESHNESS_SECONDS=0: limit = live batcher_check_interval $interval + 30 s cycle budget',
+    ({ interval, okAt, failAt, limit }) => {
+      const tl = new Timeline(defaults({ SIDECAR_FRESHNESS_SECONDS: '0' }));
+      const opts = {
+        batcher_check_interval: interval,
+        batch_window: 120,
+        batch_size: 25,
+        batcher_pending_timeout: 300,
+      };
+      const seq = healthyFor(tl, 90_000, 5000, { options: opts });
+      const last = heartbeat({
+        sequence: seq,
+        written_at_ms: tl.now.wallMs,
+        phase: 'sleep',
+        phase_started_at_ms: tl.now.wallMs,
+        options: opts,
+      });
+      tl.read(ok(last));
+      tl.advance(okAt);
+      expect(tl.read(ok(last))).toMatchObject({ live: true, reason: 'ok' });
+      tl.advance(failAt - okAt);
+      const v = tl.read(ok(last));
+      expect(v).toMatchObject({ live: false, reason: 'heartbeat_stale' });
+      expect(v.message).toBe(
+        `no heartbeat for ${failAt / 1000} s (limit ${limit} s); last phase sleep began ${failAt / 1000} s ago`,
+      );
+    },
+  );
 
   it.each([10, 60])('default: a fixed 14 s limit whatever the check interval (%i s)', (interval) => {
     const tl = new Timeline();
     const opts = { batcher_check_interval: interval, batch_window: 120, batch_size: 25, batcher_pending_timeout: 300 };
     const seq = healthyFor(tl, 30_000, 1000, { options: opts });
-    const last = heartbeat({ sequence: seq, written_at_ms: tl.now.wallMs, phase: 'sleep', phase_started_at_ms: tl.now.wallMs, options: opts });
+    const last = heartbeat({
+      sequence: seq,
+      written_at_ms: tl.now.wallMs,
+      phase: 'sleep',
+      phase_started_at_ms: tl.now.wallMs,
+      options: opts,
+    });
     tl.read(ok(last));
     tl.advance(13_900);
     expect(tl.read(ok(last))).toMatchObject({ live: true, reason: 'ok' });
@@ -143,7 +199,11 @@ describe('freshness rule', () => {
   it('a written_at_ms in the future (clock skew, copied file) cannot fake freshness', () => {
     const tl = new Timeline();
     healthyFor(tl, 70_000);
-    const future = heartbeat({ sequence: 5000, written_at_ms: tl.now.wallMs + 3_600_000, phase_started_at_ms: tl.now.wallMs });
+    const future = heartbeat({
+      sequence: 5000,
+      written_at_ms: tl.now.wallMs + 3_600_000,
+      phase_started_at_ms: tl.now.wallMs,
+    });
     tl.read(ok(future));
     tl.advance(14_100);
     expect(tl.read(ok(future))).toMatchObject({ live: false, reason: 'heartbeat_stale' });
@@ -170,7 +230,12 @@ describe('stuck phase rule', () => {
   it('fails a silent working phase at the freshness limit, not at its longer budget', () => {
     const tl = new Timeline();
     healthyFor(tl, 70_000);
-    const hb = heartbeat({ sequence: 999, written_at_ms: tl.now.wallMs, phase: 'rebuild', phase_started_at_ms: tl.now.wallMs });
+    const hb = heartbeat({
+      sequence: 999,
+      written_at_ms: tl.now.wallMs,
+      phase: 'rebuild',
+      phase_started_at_ms: tl.now.wallMs,
+    });
     tl.read(ok(hb));
     tl.advance(13_000);
     expect(tl.read(ok(hb))).toMatchObject({ live: true, reason: 'ok' });
@@ -184,17 +249,39 @@ describe('stuck phase rule', () => {
     const started = tl.now.wallMs;
     let seq = 1000;
     for (let i = 0; i < 30; i++) {
-      expect(tl.read(ok(heartbeat({ sequence: seq++, written_at_ms: tl.now.wallMs, phase: 'rebuild', phase_started_at_ms: started })))).toMatchObject({ live: true });
+      expect(
+        tl.read(
+          ok(
+            heartbeat({
+              sequence: seq++,
+              written_at_ms: tl.now.wallMs,
+              phase: 'rebuild',
+              phase_started_at_ms: started,
+            }),
+          ),
+        ),
+      ).toMatchObject({ live: true });
       tl.advance(10_000);
     }
     tl.advance(1_000);
-    expect(tl.read(ok(heartbeat({ sequence: seq++, written_at_ms: tl.now.wallMs, phase: 'rebuild', phase_started_at_ms: started }))).reason).toBe('phase_stuck');
+    expect(
+      tl.read(
+        ok(
+          heartbeat({ sequence: seq++, written_at_ms: tl.now.wallMs, phase: 'rebuild', phase_started_at_ms: started }),
+        ),
+      ).reason,
+    ).toBe('phase_stuck');
   });
 
   it('uses per-phase budgets from SIDECAR_PHASE_BUDGETS', () => {
     const tl = new Timeline(defaults({ SIDECAR_PHASE_BUDGETS: 'send=20' }));
     healthyFor(tl, 70_000);
-    const hb = heartbeat({ sequence: 999, written_at_ms: tl.now.wallMs, phase: 'send', phase_started_at_ms: tl.now.wallMs });
+    const hb = heartbeat({
+      sequence: 999,
+      written_at_ms: tl.now.wallMs,
+      phase: 'send',
+      phase_started_at_ms: tl.now.wallMs,
+    });
     tl.read(ok(hb));
     tl.advance(21_000);
     expect(tl.read(ok(hb)).reason).toBe('phase_stuck');
@@ -207,17 +294,40 @@ describe('stuck phase rule', () => {
     let seq = 500;
     for (let i = 0; i < 120; i++) {
       tl.advance(5000);
-      const v = tl.write({ sequence: seq++, phase, phase_is_wait: true, phase_started_at_ms: start, backoff: { active: phase === 'backoff', seconds: 3600, until_ms: start + 3_600_000 } });
+      const v = tl.write({
+        sequence: seq++,
+        phase,
+        phase_is_wait: true,
+        phase_started_at_ms: start,
+        backoff: { active: phase === 'backoff', seconds: 3600, until_ms: start + 3_600_000 },
+      });
       expect(v).toMatchObject({ live: true, reason: 'ok' });
     }
     // but a wait that stops stamping is a dead loop
     tl.advance(41_000);
-    expect(tl.read(ok(heartbeat({ sequence: seq - 1, phase, phase_is_wait: true, written_at_ms: tl.now.wallMs - 41_000, phase_started_at_ms: start }))).reason).toBe('heartbeat_stale');
+    expect(
+      tl.read(
+        ok(
+          heartbeat({
+            sequence: seq - 1,
+            phase,
+            phase_is_wait: true,
+            written_at_ms: tl.now.wallMs - 41_000,
+            phase_started_at_ms: start,
+          }),
+        ),
+      ).reason,
+    ).toBe('heartbeat_stale');
   });
 });
 
 describe('progress rule (sidecar checks CFS itself)', () => {
-  function stalled(tl: Timeline, forMs: number, over: Parameters<Timeline['write']>[0] = {}, cfs: Parameters<Timeline['cfsSays']>[0] = {}): ReturnType<Timeline['write']> {
+  function stalled(
+    tl: Timeline,
+    forMs: number,
+    over: Parameters<Timeline['write']>[0] = {},
+    cfs: Parameters<Timeline['cfsSays']>[0] = {},
+  ): ReturnType<Timeline['write']> {
     let seq = (tl.history.current?.maxSequence ?? 0) + 1;
     let v = tl.write({ sequence: seq++, ...over });
     for (let elapsed = 0; elapsed < forMs; elapsed += 5000) {
@@ -236,7 +346,9 @@ describe('progress rule (sidecar checks CFS itself)', () => {
     expect(tl.last.verdict.details.stallMs).toBe(120_000);
     const v = stalled(tl, 5000);
     expect(v).toMatchObject({ live: false, reason: 'no_progress' });
-    expect(v.message).toMatch(/components pending in CFS for 125 s with no batcher session created or active \(deadline 120 s\)/);
+    expect(v.message).toMatch(
+      /components pending in CFS for 125 s with no batcher session created or active \(deadline 120 s\)/,
+    );
   });
 
   it('a batcher whose session creates CFS keeps refusing is trying, not stalled: no restart', () => {
@@ -249,7 +361,13 @@ describe('progress rule (sidecar checks CFS itself)', () => {
       tl.cfsSays({ ok: true, pendingComponents: true, activeSession: null });
       // every 30 s a create attempt fails (503), which the heartbeat reports as the last CFS error
       const at = T0 + Math.floor((tl.now.wallMs - T0) / 30_000) * 30_000;
-      v = tl.write({ sequence: seq++, cfs: { last_success_ms: tl.now.wallMs, last_error: { at_ms: at, kind: 'http', message: '503 from CFS for POST' } } });
+      v = tl.write({
+        sequence: seq++,
+        cfs: {
+          last_success_ms: tl.now.wallMs,
+          last_error: { at_ms: at, kind: 'http', message: '503 from CFS for POST' },
+        },
+      });
       expect(v.live).toBe(true);
     }
     expect(v.reason).toBe('ok');
@@ -258,7 +376,13 @@ describe('progress rule (sidecar checks CFS itself)', () => {
   it('pending records the batcher must skip (pending_seen 0) are not its stall', () => {
     const tl = new Timeline();
     healthyFor(tl, 70_000);
-    const zero = { pending_seen: 0, batches_queued: 0, batches_active: 0, sessions_created_total: 0, last_session_created_ms: null };
+    const zero = {
+      pending_seen: 0,
+      batches_queued: 0,
+      batches_active: 0,
+      sessions_created_total: 0,
+      last_session_created_ms: null,
+    };
     expect(stalled(tl, 300_000, { counters: zero })).toMatchObject({ live: true, reason: 'ok' });
   });
 
@@ -288,13 +412,31 @@ describe('progress rule (sidecar checks CFS itself)', () => {
     stalled(tl, 100_000);
     tl.advance(5000);
     const createdAt = tl.now.wallMs;
-    tl.write({ sequence: 9000, counters: { pending_seen: 3, batches_queued: 0, batches_active: 1, sessions_created_total: 1, last_session_created_ms: createdAt } });
+    tl.write({
+      sequence: 9000,
+      counters: {
+        pending_seen: 3,
+        batches_queued: 0,
+        batches_active: 1,
+        sessions_created_total: 1,
+        last_session_created_ms: createdAt,
+      },
+    });
     let seq = 9001;
     let v;
     for (let i = 0; i < 20; i++) {
       tl.advance(5000);
       tl.cfsSays({ ok: true, pendingComponents: true, activeSession: null });
-      v = tl.write({ sequence: seq++, counters: { pending_seen: 3, batches_queued: 0, batches_active: 0, sessions_created_total: 1, last_session_created_ms: createdAt } });
+      v = tl.write({
+        sequence: seq++,
+        counters: {
+          pending_seen: 3,
+          batches_queued: 0,
+          batches_active: 0,
+          sessions_created_total: 1,
+          last_session_created_ms: createdAt,
+        },
+      });
     }
     expect(v).toMatchObject({ live: true, reason: 'ok' });
     expect(tl.last.verdict.details.stallMs).toBe(100_000);
@@ -304,7 +446,11 @@ describe('progress rule (sidecar checks CFS itself)', () => {
     ['an active batcher session', {}, { activeSession: { name: 'batcher-1', status: 'running' } }],
     ['no pending components', {}, { pendingComponents: false }],
     ['batcher_disable', { disabled: true }, {}],
-    ['the batcher waiting on CFS (a partial outage the sidecar does not see)', { phase: 'waiting_for_cfs', phase_is_wait: true }, {}],
+    [
+      'the batcher waiting on CFS (a partial outage the sidecar does not see)',
+      { phase: 'waiting_for_cfs', phase_is_wait: true },
+      {},
+    ],
     ['session-creation backoff', { backoff: { active: true, seconds: 60, until_ms: T0 + 1e9 } }, {}],
     ['CFS unreachable', {}, { ok: false, error: 'unreachable: connect ECONNREFUSED', pendingComponents: undefined }],
   ] as const)('never fails with %s', (_name, over, cfs) => {
@@ -323,7 +469,12 @@ describe('progress rule (sidecar checks CFS itself)', () => {
     for (let i = 0; i < 60; i++) {
       tl.advance(5000);
       tl.cfsSays({ ok: false, error: 'timeout: CFS did not answer in 3000 ms' });
-      const v = tl.write({ sequence: seq++, phase: 'waiting_for_cfs', phase_is_wait: true, phase_started_at_ms: start });
+      const v = tl.write({
+        sequence: seq++,
+        phase: 'waiting_for_cfs',
+        phase_is_wait: true,
+        phase_started_at_ms: start,
+      });
       expect(v.live).toBe(true);
     }
     expect(tl.cfs.latest?.ok).toBe(false);
@@ -376,10 +527,21 @@ describe('unreadable heartbeat files', () => {
 describe('robustness', () => {
   it('any sequence of reads and CFS answers yields a known reason and an admin sentence', () => {
     const readArb = fc.oneof(
-      fc.record({ seq: fc.integer({ min: 0, max: 50 }), inst: fc.constantFrom('a', 'b'), skew: fc.integer({ min: -100_000, max: 100_000 }), phase: fc.constantFrom('sleep', 'collect', 'waiting_for_cfs', 'starting') as fc.Arbitrary<'sleep' | 'collect' | 'waiting_for_cfs' | 'starting'> }),
+      fc.record({
+        seq: fc.integer({ min: 0, max: 50 }),
+        inst: fc.constantFrom('a', 'b'),
+        skew: fc.integer({ min: -100_000, max: 100_000 }),
+        phase: fc.constantFrom('sleep', 'collect', 'waiting_for_cfs', 'starting') as fc.Arbitrary<
+          'sleep' | 'collect' | 'waiting_for_cfs' | 'starting'
+        >,
+      }),
       fc.constantFrom('missing', 'not_json', 'oversized') as fc.Arbitrary<'missing' | 'not_json' | 'oversized'>,
     );
-    const step = fc.record({ dt: fc.integer({ min: 0, max: 60_000 }), read: readArb, cfs: fc.option(fc.record({ ok: fc.boolean(), pendingComponents: fc.boolean() })) });
+    const step = fc.record({
+      dt: fc.integer({ min: 0, max: 60_000 }),
+      read: readArb,
+      cfs: fc.option(fc.record({ ok: fc.boolean(), pendingComponents: fc.boolean() })),
+    });
     fc.assert(
       fc.property(fc.array(step, { maxLength: 40 }), (steps) => {
         const tl = new Timeline();
@@ -389,7 +551,18 @@ describe('robustness', () => {
           const v =
             typeof s.read === 'string'
               ? tl.read(bad(s.read))
-              : tl.read(ok(heartbeat({ instance_id: s.read.inst, sequence: s.read.seq, written_at_ms: tl.now.wallMs + s.read.skew, phase: s.read.phase, phase_is_wait: s.read.phase === 'waiting_for_cfs', phase_started_at_ms: tl.now.wallMs - 1000 })));
+              : tl.read(
+                  ok(
+                    heartbeat({
+                      instance_id: s.read.inst,
+                      sequence: s.read.seq,
+                      written_at_ms: tl.now.wallMs + s.read.skew,
+                      phase: s.read.phase,
+                      phase_is_wait: s.read.phase === 'waiting_for_cfs',
+                      phase_started_at_ms: tl.now.wallMs - 1000,
+                    }),
+                  ),
+                );
           expect(REASONS).toContain(v.reason);
           expect(v.live).toBe(v.reason === 'ok' || v.reason === 'starting');
           expect(v.message.length).toBeGreaterThan(10);
@@ -411,17 +584,32 @@ describe('configuration', () => {
 
   it('documents its defaults', () => {
     const t = thresholdsFromEnv({});
-    expect(t).toMatchObject({ startupGraceMs: 60_000, cycleBudgetMs: 30_000, progressDeadlineMs: null, progressIntervals: 6 });
-    expect(t.phaseBudgetsMs).toMatchObject({ rebuild: 300_000, options: 60_000, check_status: 120_000, collect: 180_000, send: 120_000 });
+    expect(t).toMatchObject({
+      startupGraceMs: 60_000,
+      cycleBudgetMs: 30_000,
+      progressDeadlineMs: null,
+      progressIntervals: 6,
+    });
+    expect(t.phaseBudgetsMs).toMatchObject({
+      rebuild: 300_000,
+      options: 60_000,
+      check_status: 120_000,
+      collect: 180_000,
+      send: 120_000,
+    });
   });
 });
 
 describe('progress deadline floor', () => {
   it('is never shorter than three CFS rounds of the sidecar, so a short session between two samples is not a stall', () => {
     const t = thresholdsFromEnv({});
-    const fast = heartbeat({ options: { batcher_check_interval: 1, batch_window: 1, batch_size: 10, batcher_pending_timeout: 300 } });
+    const fast = heartbeat({
+      options: { batcher_check_interval: 1, batch_window: 1, batch_size: 10, batcher_pending_timeout: 300 },
+    });
     expect(progressDeadlineMs(fast, t)).toBe(30_000); // 1 + 6 x 1 = 7 s, raised to 3 x 10 s polls
-    const defaults10 = heartbeat({ options: { batcher_check_interval: 10, batch_window: 60, batch_size: 25, batcher_pending_timeout: 300 } });
+    const defaults10 = heartbeat({
+      options: { batcher_check_interval: 10, batch_window: 60, batch_size: 25, batcher_pending_timeout: 300 },
+    });
     expect(progressDeadlineMs(defaults10, t)).toBe(120_000);
   });
 });

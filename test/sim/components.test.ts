@@ -19,7 +19,15 @@ describe('GET /v3/components paging', () => {
     expect(p1.status).toBe(200);
     expect(p1.body.components.map((c: { id: string }) => c.id)).toEqual(['x1', 'x10']);
     expect(p1.body.next).toEqual({
-      ids: '', status: '', enabled: null, config_name: '', state_details: false, config_details: false, tags: '', limit: 2, after_id: 'x10',
+      ids: '',
+      status: '',
+      enabled: null,
+      config_name: '',
+      state_details: false,
+      config_details: false,
+      tags: '',
+      limit: 2,
+      after_id: 'x10',
     });
     const p2 = await request(sim.app).get('/v3/components').query(p1.body.next);
     expect(p2.body.components.map((c: { id: string }) => c.id)).toEqual(['x2', 'x3']);
@@ -74,8 +82,22 @@ describe('GET /v3/components filters and parsing', () => {
     addComponent(sim, 'c', { desired_config: 'other' });
     addComponent(sim, 'd', {
       state: [
-        { clone_url: REPO_A, playbook: 'site.yml', commit: SHA_A, status: 'applied', session_name: 's', last_updated: '2024-01-01T00:00:00Z' },
-        { clone_url: REPO_B, playbook: 'uss.yml', commit: SHA_B, status: 'applied', session_name: 's', last_updated: '2024-01-01T00:00:00Z' },
+        {
+          clone_url: REPO_A,
+          playbook: 'site.yml',
+          commit: SHA_A,
+          status: 'applied',
+          session_name: 's',
+          last_updated: '2024-01-01T00:00:00Z',
+        },
+        {
+          clone_url: REPO_B,
+          playbook: 'uss.yml',
+          commit: SHA_B,
+          status: 'applied',
+          session_name: 's',
+          last_updated: '2024-01-01T00:00:00Z',
+        },
       ],
     });
   });
@@ -94,7 +116,12 @@ describe('GET /v3/components filters and parsing', () => {
     expect(res.body).toMatchObject({ type: 'about:blank', status: 400 });
   });
   it('accepts empty strings as unset', async () => {
-    expect(ids(await request(sim.app).get('/v3/components?ids=&status=&tags=&config_name=&enabled='))).toEqual(['a', 'b', 'c', 'd']);
+    expect(ids(await request(sim.app).get('/v3/components?ids=&status=&tags=&config_name=&enabled='))).toEqual([
+      'a',
+      'b',
+      'c',
+      'd',
+    ]);
   });
   it('filters by status computed per read', async () => {
     expect(ids(await request(sim.app).get('/v3/components?status=pending'))).toEqual(['a', 'b']);
@@ -138,21 +165,52 @@ describe('GET/PATCH /v3/components/{id}', () => {
     const res = await request(sim.app).get('/v3/components/nope');
     expect(res.status).toBe(404);
     expect(res.body.title).toBe('Component not found.');
-    expect((await request(sim.app).patch('/v3/components/nope').send({ enabled: true })).body.title).toBe('Component not found.');
+    expect((await request(sim.app).patch('/v3/components/nope').send({ enabled: true })).body.title).toBe(
+      'Component not found.',
+    );
   });
 
   it('state_append replaces layers with the same clone_url+playbook, appends last and stamps last_updated', async () => {
     sim.state.putComponent({
       ...sim.state.components.get('x1')!,
       state: [
-        { clone_url: REPO_A, playbook: 'site.yml', commit: 'old', status: 'applied', session_name: 'o', last_updated: '2020-01-01T00:00:00Z' },
-        { clone_url: REPO_A, playbook: 'other.yml', commit: 'old', status: 'applied', session_name: 'o', last_updated: '2020-01-01T00:00:00Z' },
-        { clone_url: REPO_B, playbook: 'uss.yml', commit: 'old', status: 'applied', session_name: 'o', last_updated: '2020-01-01T00:00:00Z' },
+        {
+          clone_url: REPO_A,
+          playbook: 'site.yml',
+          commit: 'old',
+          status: 'applied',
+          session_name: 'o',
+          last_updated: '2020-01-01T00:00:00Z',
+        },
+        {
+          clone_url: REPO_A,
+          playbook: 'other.yml',
+          commit: 'old',
+          status: 'applied',
+          session_name: 'o',
+          last_updated: '2020-01-01T00:00:00Z',
+        },
+        {
+          clone_url: REPO_B,
+          playbook: 'uss.yml',
+          commit: 'old',
+          status: 'applied',
+          session_name: 'o',
+          last_updated: '2020-01-01T00:00:00Z',
+        },
       ],
     });
     const res = await request(sim.app)
       .patch('/v3/components/x1')
-      .send({ state_append: { clone_url: REPO_A, playbook: 'site.yml', commit: SHA_A, status: 'skipped', session_name: 'batcher-1' } });
+      .send({
+        state_append: {
+          clone_url: REPO_A,
+          playbook: 'site.yml',
+          commit: SHA_A,
+          status: 'skipped',
+          session_name: 'batcher-1',
+        },
+      });
     expect(res.status).toBe(200);
     const state = res.body.state;
     expect(state.map((l: { playbook: string }) => l.playbook)).toEqual(['other.yml', 'uss.yml', 'site.yml']);
@@ -169,27 +227,43 @@ describe('GET/PATCH /v3/components/{id}', () => {
   ])('legacy commit suffix %s becomes status %s', async (suffix, status) => {
     const res = await request(sim.app)
       .patch('/v3/components/x1')
-      .send({ state_append: { clone_url: REPO_A, playbook: 'site.yml', commit: `${SHA_A}${suffix}`, session_name: 's' } });
+      .send({
+        state_append: { clone_url: REPO_A, playbook: 'site.yml', commit: `${SHA_A}${suffix}`, session_name: 's' },
+      });
     expect(res.body.state[0]).toMatchObject({ commit: SHA_A, status });
   });
 
   it('error_count: explicit value kept; reset to 0 by desired_config or state=[]; untouched otherwise', async () => {
     expect((await request(sim.app).patch('/v3/components/x1').send({ enabled: false })).body.error_count).toBe(2);
     expect((await request(sim.app).patch('/v3/components/x1').send({ error_count: 5 })).body.error_count).toBe(5);
-    expect((await request(sim.app).patch('/v3/components/x1').send({ desired_config: 'cfg' })).body.error_count).toBe(0);
+    expect((await request(sim.app).patch('/v3/components/x1').send({ desired_config: 'cfg' })).body.error_count).toBe(
+      0,
+    );
     await request(sim.app).patch('/v3/components/x1').send({ error_count: 3 });
-    expect((await request(sim.app).patch('/v3/components/x1').send({ state: [], enabled: true })).body.error_count).toBe(0);
+    expect(
+      (await request(sim.app).patch('/v3/components/x1').send({ state: [], enabled: true })).body.error_count,
+    ).toBe(0);
     await request(sim.app).patch('/v3/components/x1').send({ error_count: 3 });
-    expect((await request(sim.app).patch('/v3/components/x1').send({ desired_config: 'cfg', error_count: 4 })).body.error_count).toBe(4);
+    expect(
+      (await request(sim.app).patch('/v3/components/x1').send({ desired_config: 'cfg', error_count: 4 })).body
+        .error_count,
+    ).toBe(4);
   });
 
   it('deep-merges tags and deletes tags with empty values', async () => {
-    const res = await request(sim.app).patch('/v3/components/x1').send({ tags: { drop: '', add: 'v' } });
+    const res = await request(sim.app)
+      .patch('/v3/components/x1')
+      .send({ tags: { drop: '', add: 'v' } });
     expect(res.body.tags).toEqual({ keep: '1', add: 'v' });
   });
 
   it('rejects unknown and read-only fields and bad types with 400', async () => {
-    for (const body of [{ bogus: 1 }, { configuration_status: 'pending' }, { error_count: 'x' }, { state_append: { clone_url: 'a', playbook: 'p', commit: 'c', extra: 1 } }]) {
+    for (const body of [
+      { bogus: 1 },
+      { configuration_status: 'pending' },
+      { error_count: 'x' },
+      { state_append: { clone_url: 'a', playbook: 'p', commit: 'c', extra: 1 } },
+    ]) {
       const res = await request(sim.app).patch('/v3/components/x1').send(body);
       expect(res.status).toBe(400);
       expect(res.body.type).toBe('about:blank');
@@ -197,7 +271,10 @@ describe('GET/PATCH /v3/components/{id}', () => {
   });
 
   it('rejects malformed JSON with the real message', async () => {
-    const res = await request(sim.app).patch('/v3/components/x1').set('content-type', 'application/json').send('{"enabled":');
+    const res = await request(sim.app)
+      .patch('/v3/components/x1')
+      .set('content-type', 'application/json')
+      .send('{"enabled":');
     expect(res.status).toBe(400);
     expect(res.body.detail).toBe('Error parsing the data provided.');
   });
@@ -213,7 +290,12 @@ describe('PUT and bulk PATCH', () => {
   it('PUT /v3/components/{id} creates or replaces', async () => {
     const res = await request(sim.app).put('/v3/components/new1').send({ desired_config: 'cfg', enabled: true });
     expect(res.status).toBe(200);
-    expect(sim.state.components.get('new1')).toMatchObject({ id: 'new1', desired_config: 'cfg', error_count: 0, state: [] });
+    expect(sim.state.components.get('new1')).toMatchObject({
+      id: 'new1',
+      desired_config: 'cfg',
+      error_count: 0,
+      state: [],
+    });
     const list = await request(sim.app).get('/v3/components?status=pending');
     expect(list.body.components.map((c: { id: string }) => c.id)).toEqual(['new1']);
   });
@@ -229,7 +311,10 @@ describe('PUT and bulk PATCH', () => {
     expect(put.body.component_ids).toEqual(['n1', 'n2', 'n3']);
     const patch = await request(sim.app)
       .patch('/v3/components')
-      .send({ patch: { enabled: true, desired_config: 'cfg', tags: { bos_session: 'b1' }, state: [] }, filters: { ids: 'n1,n3' } });
+      .send({
+        patch: { enabled: true, desired_config: 'cfg', tags: { bos_session: 'b1' }, state: [] },
+        filters: { ids: 'n1,n3' },
+      });
     expect(patch.status).toBe(200);
     expect(patch.body.component_ids).toEqual(['n1', 'n3']);
     expect(sim.state.components.get('n3')).toMatchObject({ desired_config: 'cfg', tags: { bos_session: 'b1' } });

@@ -24,8 +24,16 @@ describe('fault actions', () => {
   });
 
   it('status with an empty body and a 200 null body', async () => {
-    sim.faults.add({ match: 'POST /v3/sessions', action: { type: 'status', status: 500, body: 'empty' }, scope: { times: 1 } });
-    sim.faults.add({ match: 'GET /v3/components', action: { type: 'status', status: 200, body: 'null' }, scope: { times: 1 } });
+    sim.faults.add({
+      match: 'POST /v3/sessions',
+      action: { type: 'status', status: 500, body: 'empty' },
+      scope: { times: 1 },
+    });
+    sim.faults.add({
+      match: 'GET /v3/components',
+      action: { type: 'status', status: 200, body: 'null' },
+      scope: { times: 1 },
+    });
     const post = await request(sim.app).post('/v3/sessions').send({ name: 's', configuration_name: 'cfg' });
     expect(post.status).toBe(500);
     expect(post.text).toBe('');
@@ -36,17 +44,23 @@ describe('fault actions', () => {
   });
 
   it('custom JSON body (e.g. a malformed record)', async () => {
-    sim.faults.add({ match: 'GET /v3/components', action: { type: 'status', status: 200, body: { components: [{ id: 7 }], next: null } } });
+    sim.faults.add({
+      match: 'GET /v3/components',
+      action: { type: 'status', status: 200, body: { components: [{ id: 7 }], next: null } },
+    });
     expect((await request(sim.app).get('/v3/components')).body).toEqual({ components: [{ id: 7 }], next: null });
   });
 
   it('invalid JSON', async () => {
     sim.faults.add({ match: 'GET /v3/components', action: { type: 'invalid-json' } });
-    const res = await request(sim.app).get('/v3/components').buffer(true).parse((r, cb) => {
-      let t = '';
-      r.on('data', (c: Buffer) => (t += c.toString()));
-      r.on('end', () => cb(null, t));
-    });
+    const res = await request(sim.app)
+      .get('/v3/components')
+      .buffer(true)
+      .parse((r, cb) => {
+        let t = '';
+        r.on('data', (c: Buffer) => (t += c.toString()));
+        r.on('end', () => cb(null, t));
+      });
     expect(res.headers['content-type']).toMatch(/application\/json/);
     expect(() => JSON.parse(res.body as string)).toThrow();
   });
@@ -64,14 +78,21 @@ describe('fault actions', () => {
     expect((await request(sim.app).patch('/v3/options').send({})).status).toBe(502);
     clock += 1001;
     expect((await request(sim.app).get('/v3/options')).status).toBe(200);
-    sim.faults.add({ match: 'GET /v3/options', action: { type: 'status', status: 504 }, scope: { from: clock + 500, until: clock + 600 } });
+    sim.faults.add({
+      match: 'GET /v3/options',
+      action: { type: 'status', status: 504 },
+      scope: { from: clock + 500, until: clock + 600 },
+    });
     expect((await request(sim.app).get('/v3/options')).status).toBe(200);
     clock += 550;
     expect((await request(sim.app).get('/v3/options')).status).toBe(504);
   });
 
   it('regex match and object form', async () => {
-    sim.faults.add({ match: { method: 'GET', pathRegex: '^/v3/(sessions|components)$' }, action: { type: 'status', status: 418 } });
+    sim.faults.add({
+      match: { method: 'GET', pathRegex: '^/v3/(sessions|components)$' },
+      action: { type: 'status', status: 418 },
+    });
     expect((await request(sim.app).get('/v3/sessions')).status).toBe(418);
     expect((await request(sim.app).get('/v3/components')).status).toBe(418);
     expect((await request(sim.app).get('/v3/options')).status).toBe(200);
@@ -86,14 +107,20 @@ describe('fault actions', () => {
   });
 
   it('rejects a malformed rule with the reason', async () => {
-    expect(() => sim.faults.add({ match: 'GET /x', action: { type: 'explode' } } as never)).toThrow(/invalid fault rule: action/);
-    const res = await request(sim.app).post('/__sim/faults').send({ match: 'GET /x', action: { type: 'status', status: 99 } });
+    expect(() => sim.faults.add({ match: 'GET /x', action: { type: 'explode' } } as never)).toThrow(
+      /invalid fault rule: action/,
+    );
+    const res = await request(sim.app)
+      .post('/__sim/faults')
+      .send({ match: 'GET /x', action: { type: 'status', status: 99 } });
     expect(res.status).toBe(400);
     expect(res.body.detail).toMatch(/status/);
   });
 
   it('control API: add, list, clear', async () => {
-    const add = await request(sim.app).post('/__sim/faults').send({ match: 'GET /v3/sessions', action: { type: 'status', status: 503 } });
+    const add = await request(sim.app)
+      .post('/__sim/faults')
+      .send({ match: 'GET /v3/sessions', action: { type: 'status', status: 503 } });
     expect(add.status).toBe(201);
     expect((await request(sim.app).get('/__sim/faults')).body.faults).toHaveLength(1);
     expect((await request(sim.app).get('/v3/sessions')).status).toBe(503);
@@ -143,7 +170,11 @@ describe('socket-level faults (real listener)', () => {
   });
 
   it('outage via the control API with a duration', async () => {
-    const res = await fetch(`${url.replace(/\/v3$/, '')}/__sim/outage`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"durationMs":100}' });
+    const res = await fetch(`${url.replace(/\/v3$/, '')}/__sim/outage`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"durationMs":100}',
+    });
     expect(res.status).toBe(202);
     await waitFor(
       () =>
@@ -183,7 +214,10 @@ describe('stats', () => {
     const b = await request(sim.app).get('/v3/components/nope');
     await request(sim.app).get('/__sim/stats');
     const s = (await request(sim.app).get('/__sim/stats')).body;
-    expect(s.bytesByRoute).toEqual({ 'GET /v3/components': a.text.length, 'GET /v3/components/{component_id}': b.text.length });
+    expect(s.bytesByRoute).toEqual({
+      'GET /v3/components': a.text.length,
+      'GET /v3/components/{component_id}': b.text.length,
+    });
     expect(s.bytes).toBe(a.text.length + b.text.length);
     await request(sim.app).delete('/__sim/stats');
     expect((await request(sim.app).get('/__sim/stats')).body).toMatchObject({ bytes: 0, bytesByRoute: {} });

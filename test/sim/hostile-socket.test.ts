@@ -19,22 +19,44 @@ interface Outcome {
 }
 
 /** One request on its own connection; `timeoutMs` = the client gives up (socket closed). */
-function call(method: string, path: string, payload?: unknown, timeoutMs = 5000, onSent?: (req: http.ClientRequest) => void): Promise<Outcome> {
+function call(
+  method: string,
+  path: string,
+  payload?: unknown,
+  timeoutMs = 5000,
+  onSent?: (req: http.ClientRequest) => void,
+): Promise<Outcome> {
   return new Promise((resolve) => {
     const data = payload === undefined ? undefined : JSON.stringify(payload);
-    const req = http.request({ host: '127.0.0.1', port, method, path, agent: false, timeout: timeoutMs, headers: data ? { 'content-type': 'application/json' } : {} }, (res) => {
-      let text = '';
-      res.on('data', (c: Buffer) => (text += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode, text }));
-      res.on('error', (e: NodeJS.ErrnoException) => resolve({ error: e.code ?? e.message }));
-    });
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path,
+        agent: false,
+        timeout: timeoutMs,
+        headers: data ? { 'content-type': 'application/json' } : {},
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode, text }));
+        res.on('error', (e: NodeJS.ErrnoException) => resolve({ error: e.code ?? e.message }));
+      },
+    );
     req.on('timeout', () => req.destroy(Object.assign(new Error('client timeout'), { code: 'TIMEOUT' })));
     req.on('error', (e: NodeJS.ErrnoException) => resolve({ error: e.code ?? e.message }));
     req.end(data, () => onSent?.(req));
   });
 }
 
-const create = (name: string) => ({ name, configuration_name: 'cfg', ansible_limit: 'x1,x2', target: { definition: 'dynamic' } });
+const create = (name: string) => ({
+  name,
+  configuration_name: 'cfg',
+  ansible_limit: 'x1,x2',
+  target: { definition: 'dynamic' },
+});
 
 describe('lost answer after commit', () => {
   it('connection reset: the session exists, the client saw ECONNRESET', async () => {
@@ -58,7 +80,11 @@ describe('late commit: held, committed later whatever the client does', () => {
     ['the client times out', 'hang' as const],
     ['the client sees a reset at once', 'reset' as const],
   ])('%s', async (_label, client) => {
-    sim.faults.add({ match: 'POST /v3/sessions', action: { type: 'late-commit', ms: 300, client }, scope: { times: 1 } });
+    sim.faults.add({
+      match: 'POST /v3/sessions',
+      action: { type: 'late-commit', ms: 300, client },
+      scope: { times: 1 },
+    });
     const r = await call('POST', '/v3/sessions', create('batcher-late'), 100);
     sim.state.putComponent({ ...sim.state.components.get('x1')!, tags: { changed: 'after-post' } }); // after the POST arrived
     expect(r.error).toMatch(client === 'hang' ? /TIMEOUT/ : /ECONNRESET|socket hang up/);
@@ -71,9 +97,15 @@ describe('late commit: held, committed later whatever the client does', () => {
   });
 
   it('the client dies (socket closed) while the POST is held: the commit still lands', async () => {
-    sim.faults.add({ match: 'POST /v3/sessions', action: { type: 'late-commit', ms: 200, client: 'answer' }, scope: { times: 1 } });
+    sim.faults.add({
+      match: 'POST /v3/sessions',
+      action: { type: 'late-commit', ms: 200, client: 'answer' },
+      scope: { times: 1 },
+    });
     const r = await call('POST', '/v3/sessions', create('batcher-died'), 5000, (req) => {
-      void waitFor(() => sim.faults.pendingCommits === 1, 5000).then(() => req.destroy(Object.assign(new Error('died'), { code: 'DIED' })));
+      void waitFor(() => sim.faults.pendingCommits === 1, 5000).then(() =>
+        req.destroy(Object.assign(new Error('died'), { code: 'DIED' })),
+      );
     });
     expect(r.error).toBe('DIED');
     await waitFor(() => sim.state.sessions.has('batcher-died'), 5000);
@@ -81,7 +113,11 @@ describe('late commit: held, committed later whatever the client does', () => {
   });
 
   it("client 'answer': a client that waits gets the real 201 at commit", async () => {
-    sim.faults.add({ match: 'POST /v3/sessions', action: { type: 'late-commit', ms: 50, client: 'answer' }, scope: { times: 1 } });
+    sim.faults.add({
+      match: 'POST /v3/sessions',
+      action: { type: 'late-commit', ms: 50, client: 'answer' },
+      scope: { times: 1 },
+    });
     const r = await call('POST', '/v3/sessions', create('batcher-slow'));
     expect(r.status).toBe(201);
     expect(JSON.parse(r.text!).name).toBe('batcher-slow');
@@ -116,7 +152,12 @@ describe('hanging and slow endpoints', () => {
   it('slow creates: latency per POST, answered; phase after = committed at once, answered later', async () => {
     sim.faults.add({ match: 'POST /v3/sessions', action: { type: 'latency', ms: 40 }, scope: { times: 1 } });
     expect((await call('POST', '/v3/sessions', create('batcher-1'))).status).toBe(201);
-    sim.faults.add({ match: 'POST /v3/sessions', phase: 'after', action: { type: 'latency', ms: 5000 }, scope: { times: 1 } });
+    sim.faults.add({
+      match: 'POST /v3/sessions',
+      phase: 'after',
+      action: { type: 'latency', ms: 5000 },
+      scope: { times: 1 },
+    });
     expect((await call('POST', '/v3/sessions', create('batcher-2'), 100)).error).toBe('TIMEOUT');
     expect(sim.state.sessions.has('batcher-2')).toBe(true);
   });

@@ -12,7 +12,14 @@ afterEach(() => sim.close());
 async function create(name: string, extra: Record<string, unknown> = {}) {
   const res = await request(sim.app)
     .post('/v3/sessions')
-    .send({ name, configuration_name: 'cfg', configuration_limit: '0,1', ansible_limit: 'n1,n2,ghost', target: { definition: 'dynamic' }, ...extra });
+    .send({
+      name,
+      configuration_name: 'cfg',
+      configuration_limit: '0,1',
+      ansible_limit: 'n1,n2,ghost',
+      target: { definition: 'dynamic' },
+      ...extra,
+    });
   expect(res.status).toBe(201);
 }
 const session = (name: string) => sim.state.sessions.get(name)!.status.session;
@@ -112,14 +119,22 @@ describe('operator lifecycle (stepped)', () => {
   });
 
   it('control API: pause/step/outcomes over HTTP', async () => {
-    const set = await request(sim.app).post('/__sim/operator').send({ componentOutcomes: { n1: 'fail' }, pendingMs: 5, runningMs: 5 });
+    const set = await request(sim.app)
+      .post('/__sim/operator')
+      .send({ componentOutcomes: { n1: 'fail' }, pendingMs: 5, runningMs: 5 });
     expect(set.status).toBe(200);
     expect(set.body.settings).toMatchObject({ pendingMs: 5, runningMs: 5 });
     await create('s1');
     const step = await request(sim.app).post('/__sim/operator').send({ runToCompletion: true });
     expect(step.body.moved).toBeGreaterThan(0);
     expect(session('s1').succeeded).toBe('false');
-    expect((await request(sim.app).post('/__sim/operator').send({ componentOutcomes: { n1: 'explode' } })).status).toBe(400);
+    expect(
+      (
+        await request(sim.app)
+          .post('/__sim/operator')
+          .send({ componentOutcomes: { n1: 'explode' } })
+      ).status,
+    ).toBe(400);
   });
 });
 

@@ -13,7 +13,13 @@ describe('scale: 50k pending components over HTTP', () => {
   it('pages every pending component (limit 1000) with no duplicates', async () => {
     const seen = new Set<string>();
     let pages = 0;
-    let query: Record<string, unknown> | null = { enabled: 'True', status: 'pending', config_details: 'True', state_details: 'True', limit: 1000 };
+    let query: Record<string, unknown> | null = {
+      enabled: 'True',
+      status: 'pending',
+      config_details: 'True',
+      state_details: 'True',
+      limit: 1000,
+    };
     const started = Date.now();
     while (query && pages < 60) {
       const qs = new URLSearchParams(

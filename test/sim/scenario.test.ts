@@ -50,10 +50,22 @@ describe('scenario loading', () => {
     ['wrong type', '{"components": [{"id": 5}]}', /components\.0\.id: .*string/],
     ['unknown top-level key', '{"componets": []}', /\(root\): .*componets/],
     ['duplicate id', '{"components": [{"id": "a"}, {"id": "a"}]}', /components\.1\.id: duplicate component id 'a'/],
-    ['unknown outcome', '{"components": [{"id": "a"}], "outcomes": {"components": [{"id": "a", "outcome": "boom"}]}}', /outcomes\.components\.0\.outcome/],
-    ['outcome for an unknown component', '{"outcomes": {"components": [{"id": "zz", "outcome": "fail"}]}}', /unknown component 'zz'/],
+    [
+      'unknown outcome',
+      '{"components": [{"id": "a"}], "outcomes": {"components": [{"id": "a", "outcome": "boom"}]}}',
+      /outcomes\.components\.0\.outcome/,
+    ],
+    [
+      'outcome for an unknown component',
+      '{"outcomes": {"components": [{"id": "zz", "outcome": "fail"}]}}',
+      /unknown component 'zz'/,
+    ],
     ['bad option range', '{"options": {"batch_size": 0}}', /options\.batch_size/],
-    ['bad fault rule', '{"faults": [{"match": "GET /v3/sessions", "action": {"type": "status"}}]}', /faults\.0\.action/],
+    [
+      'bad fault rule',
+      '{"faults": [{"match": "GET /v3/sessions", "action": {"type": "status"}}]}',
+      /faults\.0\.action/,
+    ],
     ['bad session mode', '{"outcomes": {"sessions": [{"mode": "sometimes"}]}}', /outcomes\.sessions\.0\.mode/],
   ])('rejects %s with an error naming the problem', (_name, text, pattern) => {
     const p = file('demo-bad.json', text);
@@ -62,14 +74,18 @@ describe('scenario loading', () => {
   });
 
   it('names a missing file', () => {
-    expect(() => createSimulator({ scenario: path.join(dir, 'missing.json') })).toThrow(/missing\.json: cannot read file/);
+    expect(() => createSimulator({ scenario: path.join(dir, 'missing.json') })).toThrow(
+      /missing\.json: cannot read file/,
+    );
   });
 
   it('applies options, operator settings, outcomes and faults', async () => {
     const sc = parseScenario({
       options: { batch_size: 10 },
       operator: { pendingMs: 7, runningMs: 9, paused: true },
-      configurations: [{ name: 'c', layers: [{ clone_url: 'https://h/r.git', commit: 'a'.repeat(40), playbook: 'site.yml' }] }],
+      configurations: [
+        { name: 'c', layers: [{ clone_url: 'https://h/r.git', commit: 'a'.repeat(40), playbook: 'site.yml' }] },
+      ],
       components: [{ id: 'a', desired_config: 'c', enabled: true, error_count: 0 }],
       outcomes: { components: [{ id: 'a', outcome: 'fail' }], sessions: [{ mode: 'hang_running', count: 1 }] },
       faults: [{ match: 'GET /v3/healthz', action: { type: 'status', status: 500 } }],
@@ -87,7 +103,9 @@ describe('scenario loading', () => {
   });
 
   it('generate section', () => {
-    const sim = createSimulator({ scenario: { generate: { components: 300, configurations: 2, taggedFraction: 0.5 } } });
+    const sim = createSimulator({
+      scenario: { generate: { components: 300, configurations: 2, taggedFraction: 0.5 } },
+    });
     expect(sim.state.components.size).toBe(300);
     expect([...sim.state.components.values()].filter((c) => c.tags?.bos_session).length).toBe(150);
     return sim.close();

@@ -21,14 +21,23 @@ const valid = (name: string, extra: Record<string, unknown> = {}) => ({
 
 describe('POST /v3/sessions', () => {
   it('201 with the V3 session document', async () => {
-    const res = await request(sim.app).post('/v3/sessions').send(valid('batcher-2df030b8-1bc5-4afb-ac29-df93815473f2', { tags: { bos_session: 'b' } }));
+    const res = await request(sim.app)
+      .post('/v3/sessions')
+      .send(valid('batcher-2df030b8-1bc5-4afb-ac29-df93815473f2', { tags: { bos_session: 'b' } }));
     expect(res.status).toBe(201);
     expect(res.body).toEqual({
       name: 'batcher-2df030b8-1bc5-4afb-ac29-df93815473f2',
       configuration: { name: 'cfg', limit: '0,1' },
       ansible: { config: 'cfs-default-ansible-cfg', limit: 'x1,x2', verbosity: 0, passthrough: '' },
       target: { definition: 'dynamic', groups: [], image_map: [] },
-      status: { artifacts: [], session: { start_time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$/), status: 'pending', succeeded: 'none' } },
+      status: {
+        artifacts: [],
+        session: {
+          start_time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$/),
+          status: 'pending',
+          succeeded: 'none',
+        },
+      },
       tags: { bos_session: 'b' },
       debug_on_failure: false,
       logs: 'ara.cmn.site/?label=batcher-2df030b8-1bc5-4afb-ac29-df93815473f2',
@@ -52,7 +61,13 @@ describe('POST /v3/sessions', () => {
   });
 
   it('accepts a 45-character name', async () => {
-    expect((await request(sim.app).post('/v3/sessions').send(valid('a'.repeat(45)))).status).toBe(201);
+    expect(
+      (
+        await request(sim.app)
+          .post('/v3/sessions')
+          .send(valid('a'.repeat(45)))
+      ).status,
+    ).toBe(201);
   });
 
   it('409 Conflicting session name', async () => {
@@ -63,26 +78,60 @@ describe('POST /v3/sessions', () => {
   });
 
   it('400 Invalid configuration unless the name starts with debug_', async () => {
-    const res = await request(sim.app).post('/v3/sessions').send(valid('s1', { configuration_name: 'nope' }));
+    const res = await request(sim.app)
+      .post('/v3/sessions')
+      .send(valid('s1', { configuration_name: 'nope' }));
     expect(res.status).toBe(400);
     expect(res.body.title).toBe('Invalid configuration');
     expect(res.body.detail).toBe('No configurations exist named nope');
-    expect((await request(sim.app).post('/v3/sessions').send(valid('s2', { configuration_name: 'debug_x' }))).status).toBe(201);
+    expect(
+      (
+        await request(sim.app)
+          .post('/v3/sessions')
+          .send(valid('s2', { configuration_name: 'debug_x' }))
+      ).status,
+    ).toBe(201);
   });
 
   it('enforces the target groups rule', async () => {
     const g = [{ name: 'g', members: ['x1'] }];
-    expect((await request(sim.app).post('/v3/sessions').send(valid('t1', { target: { definition: 'dynamic', groups: g } }))).status).toBe(400);
-    expect((await request(sim.app).post('/v3/sessions').send(valid('t2', { target: { definition: 'spec' } }))).status).toBe(400);
-    expect((await request(sim.app).post('/v3/sessions').send(valid('t3', { target: { definition: 'spec', groups: g } }))).status).toBe(201);
-    expect((await request(sim.app).post('/v3/sessions').send(valid('t4', { target: { definition: 'image', groups: g } }))).status).toBe(400);
+    expect(
+      (
+        await request(sim.app)
+          .post('/v3/sessions')
+          .send(valid('t1', { target: { definition: 'dynamic', groups: g } }))
+      ).status,
+    ).toBe(400);
+    expect(
+      (
+        await request(sim.app)
+          .post('/v3/sessions')
+          .send(valid('t2', { target: { definition: 'spec' } }))
+      ).status,
+    ).toBe(400);
+    expect(
+      (
+        await request(sim.app)
+          .post('/v3/sessions')
+          .send(valid('t3', { target: { definition: 'spec', groups: g } }))
+      ).status,
+    ).toBe(201);
+    expect(
+      (
+        await request(sim.app)
+          .post('/v3/sessions')
+          .send(valid('t4', { target: { definition: 'image', groups: g } }))
+      ).status,
+    ).toBe(400);
   });
 });
 
 describe('GET/DELETE sessions', () => {
   beforeEach(async () => {
     for (const n of ['batcher-b', 'batcher-a', 'admin-c', 'batcher-d']) {
-      await request(sim.app).post('/v3/sessions').send(valid(n, n === 'batcher-d' ? { tags: { bos_session: 'z' } } : {}));
+      await request(sim.app)
+        .post('/v3/sessions')
+        .send(valid(n, n === 'batcher-d' ? { tags: { bos_session: 'z' } } : {}));
       clock += 3_600_000; // one hour apart
     }
   });
@@ -99,7 +148,15 @@ describe('GET/DELETE sessions', () => {
     const p1 = await request(sim.app).get('/v3/sessions?limit=2');
     expect(names(p1)).toEqual(['admin-c', 'batcher-a']);
     expect(p1.body.next).toEqual({
-      age: null, min_age: null, max_age: null, status: '', name_contains: '', succeeded: '', tags: '', limit: 2, after_id: 'batcher-a',
+      age: null,
+      min_age: null,
+      max_age: null,
+      status: '',
+      name_contains: '',
+      succeeded: '',
+      tags: '',
+      limit: 2,
+      after_id: 'batcher-a',
     });
     const p2 = await request(sim.app).get('/v3/sessions').query({ limit: 2, after_id: 'batcher-a' });
     expect(names(p2)).toEqual(['batcher-b', 'batcher-d']);
@@ -107,7 +164,11 @@ describe('GET/DELETE sessions', () => {
   });
 
   it('filters by name_contains, status, succeeded, tags and age', async () => {
-    expect(names(await request(sim.app).get('/v3/sessions?name_contains=batcher'))).toEqual(['batcher-a', 'batcher-b', 'batcher-d']);
+    expect(names(await request(sim.app).get('/v3/sessions?name_contains=batcher'))).toEqual([
+      'batcher-a',
+      'batcher-b',
+      'batcher-d',
+    ]);
     sim.operator.step('batcher-a');
     expect(names(await request(sim.app).get('/v3/sessions?status=running'))).toEqual(['batcher-a']);
     sim.operator.step('batcher-a');
@@ -145,7 +206,11 @@ describe('options', () => {
   it('a fresh sim has only the server defaults (no batcher options)', async () => {
     const res = await request(sim.app).get('/v3/options');
     expect(res.body).toEqual({
-      default_playbook: 'site.yml', default_ansible_config: 'cfs-default-ansible-cfg', logging_level: 'INFO', default_page_size: 1000, include_ara_links: true,
+      default_playbook: 'site.yml',
+      default_ansible_config: 'cfs-default-ansible-cfg',
+      logging_level: 'INFO',
+      default_page_size: 1000,
+      include_ara_links: true,
     });
   });
 
@@ -153,7 +218,12 @@ describe('options', () => {
     await request(sim.app).patch('/v3/options').send({ batch_size: 25 });
     const res = await request(sim.app).patch('/v3/options').send({ batch_window: 60, logging_level: 'DEBUG' });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ batch_size: 25, batch_window: 60, logging_level: 'DEBUG', default_playbook: 'site.yml' });
+    expect(res.body).toMatchObject({
+      batch_size: 25,
+      batch_window: 60,
+      logging_level: 'DEBUG',
+      default_playbook: 'site.yml',
+    });
     expect((await request(sim.app).get('/v3/options')).body.batch_size).toBe(25);
   });
 
@@ -185,12 +255,19 @@ describe('configurations, health, versions', () => {
     expect(put.body.name).toBe('new');
     const dup = await request(sim.app)
       .put('/v3/configurations/dup')
-      .send({ layers: [{ clone_url: 'https://h/r.git', commit: 'a'.repeat(40), playbook: 'p.yml' }, { clone_url: 'https://h/r.git', commit: 'b'.repeat(40), playbook: 'p.yml' }] });
+      .send({
+        layers: [
+          { clone_url: 'https://h/r.git', commit: 'a'.repeat(40), playbook: 'p.yml' },
+          { clone_url: 'https://h/r.git', commit: 'b'.repeat(40), playbook: 'p.yml' },
+        ],
+      });
     expect(dup.status).toBe(400);
     expect(dup.body.title).toBe('Error with conflicting layers');
     expect((await request(sim.app).get('/v3/configurations/new')).body.layers).toHaveLength(1);
     expect((await request(sim.app).get('/v3/configurations/none')).status).toBe(404);
-    expect((await request(sim.app).get('/v3/configurations')).body.configurations.map((c: { name: string }) => c.name)).toEqual(['cfg', 'new']);
+    expect(
+      (await request(sim.app).get('/v3/configurations')).body.configurations.map((c: { name: string }) => c.name),
+    ).toEqual(['cfg', 'new']);
   });
 
   it('/healthz, /versions, /v3', async () => {

@@ -8,7 +8,11 @@ import { createSimulator, type Simulator, type Transport } from '@cfs-batcher/cf
 import { addComponent, makeSim } from './helpers';
 
 /** Sends `n` keep-alive GETs on one raw socket; per answer, whether its first data chunk held only the headers. */
-async function headerOnlyFirstChunks(port: number, path: string, n: number): Promise<{ headerOnly: number; bodies: string[] }> {
+async function headerOnlyFirstChunks(
+  port: number,
+  path: string,
+  n: number,
+): Promise<{ headerOnly: number; bodies: string[] }> {
   const sock = net.connect(port, '127.0.0.1');
   await new Promise<void>((resolve, reject) => sock.once('connect', resolve).once('error', reject));
   let headerOnly = 0;
@@ -76,7 +80,10 @@ describe.each<[Transport, boolean]>([
 
 describe('transport and control port from a scenario', () => {
   it('server.transport and server.controlPort: the control port bypasses faults, stats and outages', async () => {
-    const sim = createSimulator({ scenario: { server: { transport: 'python', controlPort: 0 } }, operator: { paused: true } });
+    const sim = createSimulator({
+      scenario: { server: { transport: 'python', controlPort: 0 } },
+      operator: { paused: true },
+    });
     try {
       expect(sim.transport).toBe('python');
       const { url, controlPort } = await sim.listen(0);

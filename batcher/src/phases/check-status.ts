@@ -101,7 +101,10 @@ async function followSessions(
           finish(b, false, 'deleted');
           continue;
         }
-        if (isCfsError(err) && ((err.kind === 'http' && (err.status ?? 500) < 500) || err.kind === 'invalid-response')) {
+        if (
+          isCfsError(err) &&
+          ((err.kind === 'http' && (err.status ?? 500) < 500) || err.kind === 'invalid-response')
+        ) {
           logBatch.warn(`Unexpected exception checking session status: ${err.message}`);
           continue;
         }
@@ -113,7 +116,10 @@ async function followSessions(
     const outcome = sessionOutcome(session);
     if (outcome === 'complete' || outcome === 'failed') {
       finished.push({ b, outcome });
-    } else if (outcome === 'pending' && ctx.clock.now() - (b.sessionStart ?? 0) > ctx.state.options.batcher_pending_timeout * 1000) {
+    } else if (
+      outcome === 'pending' &&
+      ctx.clock.now() - (b.sessionStart ?? 0) > ctx.state.options.batcher_pending_timeout * 1000
+    ) {
       logBatch.warn(`Session ${name} is stuck in pending and will be deleted.`);
       try {
         await ctx.client.deleteSession(name, { signal });
@@ -126,7 +132,12 @@ async function followSessions(
   if (finished.length === 0) return;
   // One ids= read (chunked by the client) for the members of every finished batch, not one per batch.
   const ids = [...new Set(finished.flatMap((f) => [...f.b.members.keys()]))];
-  const current = await readComponents(ctx, ids, (id, reason) => `Component ${id} skipped after its session ended: ${reason}`, signal);
+  const current = await readComponents(
+    ctx,
+    ids,
+    (id, reason) => `Component ${id} skipped after its session ended: ${reason}`,
+    signal,
+  );
   const pending: PendingCompletion[] = [];
   for (const f of finished) {
     const success = f.outcome === 'complete';
@@ -150,7 +161,12 @@ async function retryCompletions(ctx: PhaseContext, deadline: number, signal?: Ab
 }
 
 /** Writes what it can before the deadline; a batch is released once all its writes are done. */
-async function writeCompletions(ctx: PhaseContext, pending: PendingCompletion[], deadline: number, signal?: AbortSignal): Promise<void> {
+async function writeCompletions(
+  ctx: PhaseContext,
+  pending: PendingCompletion[],
+  deadline: number,
+  signal?: AbortSignal,
+): Promise<void> {
   const items = pending.flatMap((c) => c.patches.map((p) => ({ ...p, owner: c })));
   const left = await patchAll(ctx, items, deadline, signal);
   for (const c of pending) {
@@ -160,13 +176,21 @@ async function writeCompletions(ctx: PhaseContext, pending: PendingCompletion[],
     ctx.state.book.release(c.batch);
   }
   if (left.length > 0) {
-    logBatch.warn(`${left.length} component updates after session completion could not be written; retrying next cycle`);
+    logBatch.warn(
+      `${left.length} component updates after session completion could not be written; retrying next cycle`,
+    );
   }
 }
 
 /** The skipped/failed writes for members Ansible did not record (see rules/completion.ts). */
-function completionPatches(b: Batch, result: 'complete' | 'failed', records: ReadonlyMap<string, BatchComponent>): PatchItem[] {
-  const current = [...b.members.keys()].map((id) => records.get(id)).filter((c): c is BatchComponent => c !== undefined);
+function completionPatches(
+  b: Batch,
+  result: 'complete' | 'failed',
+  records: ReadonlyMap<string, BatchComponent>,
+): PatchItem[] {
+  const current = [...b.members.keys()]
+    .map((id) => records.get(id))
+    .filter((c): c is BatchComponent => c !== undefined);
   const decision = decideCompletion(result, b.sessionName!, b.members, current);
   const patches: PatchItem[] = [];
   for (const a of decision.actions) {
@@ -199,7 +223,12 @@ function completionPatches(b: Batch, result: 'complete' | 'failed', records: Rea
  * trouble (timeout, unreachable, 5xx, bad answer) or not started. A 404 (component gone) or another 4xx (a retry
  * cannot fix it) is logged and dropped.
  */
-async function patchAll<T extends PatchItem>(ctx: PhaseContext, items: T[], deadline: number, signal?: AbortSignal): Promise<T[]> {
+async function patchAll<T extends PatchItem>(
+  ctx: PhaseContext,
+  items: T[],
+  deadline: number,
+  signal?: AbortSignal,
+): Promise<T[]> {
   const n = ctx.tuning.patchConcurrency;
   const left: T[] = [];
   for (let i = 0; i < items.length; i += n) {
@@ -228,10 +257,17 @@ function recordResults(ctx: PhaseContext, results: readonly boolean[]): void {
   if (results.length === 0) return;
   const { state } = ctx;
   logBatch.info(`${results.length} batches/sessions have completed`);
-  const { state: backoff, event } = recordCompletions(state.backoff, results, ctx.clock.now(), state.options.batcher_max_backoff);
+  const { state: backoff, event } = recordCompletions(
+    state.backoff,
+    results,
+    ctx.clock.now(),
+    state.options.batcher_max_backoff,
+  );
   state.backoff = backoff;
   if (event?.kind === 'halted') {
-    logBatch.warn(`The 20 most recent configuration sessions have failed. Halting session creation for ${event.seconds} seconds`);
+    logBatch.warn(
+      `The 20 most recent configuration sessions have failed. Halting session creation for ${event.seconds} seconds`,
+    );
   } else if (event?.kind === 'resumed') {
     logBatch.info('A session has succeeded.  Resuming normal operations');
   }

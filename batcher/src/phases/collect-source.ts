@@ -73,7 +73,11 @@ export function useLeanListing(lastPendingSeen: number, busy: number): boolean {
  * Pages of full records of enabled pending components that are not busy; busy ones only go into `seen`. Invalid
  * records are passed on as the client reported them.
  */
-export async function* pendingRecords(ctx: PhaseContext, seen: Set<string>, signal?: AbortSignal): AsyncGenerator<ComponentPage> {
+export async function* pendingRecords(
+  ctx: PhaseContext,
+  seen: Set<string>,
+  signal?: AbortSignal,
+): AsyncGenerator<ComponentPage> {
   const { state } = ctx;
   const o = { signal, ...(ctx.tuning.pageSize > 0 ? { pageSize: ctx.tuning.pageSize } : {}) };
   const notBusy = (page: ComponentPage): ComponentPage => {
@@ -102,7 +106,9 @@ export async function* pendingRecords(ctx: PhaseContext, seen: Set<string>, sign
     // The full listing the original uses decides: if it works, this server cannot list without details.
     yield* full();
     leanRefused.add(state);
-    logComponents.warn(`Listing components without details failed (${(err as Error).message}); reading full records from now on`);
+    logComponents.warn(
+      `Listing components without details failed (${(err as Error).message}); reading full records from now on`,
+    );
     return;
   }
   if (wanted.length === 0) return;

@@ -46,7 +46,11 @@ interface Rejection {
 /** A record the client's schema refused (keyed apart from rule rejections of the same id). */
 function schemaRejection(r: InvalidRecord): Rejection {
   const label = r.id ? r.id : `#${r.index}`;
-  return { key: `schema:${label}`, line: `Skipping invalid component record ${label}: ${r.problem}`, reason: r.problem };
+  return {
+    key: `schema:${label}`,
+    line: `Skipping invalid component record ${label}: ${r.problem}`,
+    reason: r.problem,
+  };
 }
 
 /**

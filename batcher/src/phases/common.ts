@@ -4,7 +4,12 @@ import type { PhaseContext } from '../context';
 import { logComponents } from '../log';
 import { toBatchComponent, type BatchComponent } from '../rules/component';
 
-export function reportInvalid(ctx: PhaseContext, log: Logger, kind: 'component' | 'session', invalid: readonly InvalidRecord[]): void {
+export function reportInvalid(
+  ctx: PhaseContext,
+  log: Logger,
+  kind: 'component' | 'session',
+  invalid: readonly InvalidRecord[],
+): void {
   for (const r of invalid) {
     ctx.metrics.invalidRecords.inc({ kind });
     log.warn(`Skipping invalid ${kind} record ${r.id ?? `#${r.index}`}: ${r.problem}`);

@@ -14,7 +14,12 @@ import { noteCreate } from '../rules/pacing';
 import { SPAN, sessionSpanAttributes } from '../spans';
 import { msStamp, noteCfsError } from '../state';
 
-export function sessionBody(name: string, b: Batch, ids: readonly string[], members: Iterable<BatchComponent | null>): SessionCreate {
+export function sessionBody(
+  name: string,
+  b: Batch,
+  ids: readonly string[],
+  members: Iterable<BatchComponent | null>,
+): SessionCreate {
   const tags = sharedTags(members);
   return {
     name,
@@ -41,7 +46,13 @@ export function intentOf(b: Batch, name: string, at: number, body?: SessionCreat
 }
 
 /** The batch's session exists in CFS: it is tracked with `actual` members (all when not given). */
-export function adopted(ctx: PhaseContext, b: Batch, name: string, actual?: readonly string[], snapshots?: ReadonlyMap<string, BatchComponent>): void {
+export function adopted(
+  ctx: PhaseContext,
+  b: Batch,
+  name: string,
+  actual?: readonly string[],
+  snapshots?: ReadonlyMap<string, BatchComponent>,
+): void {
   const { state } = ctx;
   const now = ctx.clock.now();
   state.book.adopt(b, name, now, actual, snapshots);
@@ -56,10 +67,20 @@ export function adopted(ctx: PhaseContext, b: Batch, name: string, actual?: read
 export type PostResult = 'created' | CreateOutcome | 'silent';
 
 /** POSTs `body` (name = the batch's key in CFS); 'created' or what the failure proves. CFS errors are logged here. */
-export async function postSession(ctx: PhaseContext, b: Batch, body: SessionCreate, signal?: AbortSignal): Promise<PostResult> {
+export async function postSession(
+  ctx: PhaseContext,
+  b: Batch,
+  body: SessionCreate,
+  signal?: AbortSignal,
+): Promise<PostResult> {
   logSessions.debug(`Submitting a session to CFS: ${JSON.stringify(body)}`);
   const ids = (body.ansible_limit ?? '').split(',');
-  const attrs = sessionSpanAttributes({ name: body.name, configuration: b.configName, batchSize: ids.length, limit: b.configLimit });
+  const attrs = sessionSpanAttributes({
+    name: body.name,
+    configuration: b.configName,
+    batchSize: ids.length,
+    limit: b.configLimit,
+  });
   try {
     await withSpan(SPAN.sessionCreate, attrs, () => ctx.client.createSession(body, { signal }));
     return 'created';
@@ -71,7 +92,9 @@ export async function postSession(ctx: PhaseContext, b: Batch, body: SessionCrea
     noteCfsError(ctx.state, err, ctx.clock.now());
     const outcome = createOutcome(err);
     if (outcome !== 'not_created') {
-      logSessions.warn(`Session ${body.name} may exist (${err.message}); its ${b.members.size} components stay busy until CFS shows it or the name is retired`);
+      logSessions.warn(
+        `Session ${body.name} may exist (${err.message}); its ${b.members.size} components stay busy until CFS shows it or the name is retired`,
+      );
     }
     // A reset is an answer of sorts (the server closed on us); only a timeout means CFS said nothing at all.
     return outcome === 'uncertain' && err.kind === 'timeout' ? 'silent' : outcome;

@@ -17,17 +17,24 @@ export async function rebuild(ctx: PhaseContext, signal?: AbortSignal): Promise<
   const { sessions, invalid } = await ctx.client.listAllSessions({ name_contains: SESSION_PREFIX }, { signal });
   reportInvalid(ctx, logSessions, 'session', invalid);
   const plan = planRebuild(sessions);
-  for (const s of plan.skipped) logBatch.warn(`Ignoring incomplete session ${s.name} while rebuilding state: ${s.reason}`);
+  for (const s of plan.skipped)
+    logBatch.warn(`Ignoring incomplete session ${s.name} while rebuilding state: ${s.reason}`);
   const ids = [...new Set(plan.targets.flatMap((t) => t.memberIds))];
   const snapshots =
     ids.length > 0
-      ? await readComponents(ctx, ids, (id, reason) => `Component ${id} has an unusable record (${reason}); tracking it as busy without a snapshot`, signal)
+      ? await readComponents(
+          ctx,
+          ids,
+          (id, reason) => `Component ${id} has an unusable record (${reason}); tracking it as busy without a snapshot`,
+          signal,
+        )
       : new Map<string, BatchComponent>();
   const now = ctx.clock.now();
   for (const t of plan.targets) {
     const members = new Map<string, BatchComponent | null>(t.memberIds.map((id) => [id, snapshots.get(id) ?? null]));
     const { alreadyBusy } = state.book.addRebuilt(t.sessionName, t.configName, t.configLimit, members, now);
-    for (const id of alreadyBusy) logBatch.warn(`Component ${id} is in more than one incomplete session (${t.sessionName})`);
+    for (const id of alreadyBusy)
+      logBatch.warn(`Component ${id} is in more than one incomplete session (${t.sessionName})`);
   }
   await restoreIntents(ctx, new Set(sessions.map((s) => s.name)), new Set(invalid.map((r) => r.id ?? '')));
   state.rebuilt = true;

@@ -7,7 +7,11 @@
 import type { PhaseContext } from '../context';
 import { logBatch, logMain } from '../log';
 
-export async function restoreIntents(ctx: PhaseContext, listed: ReadonlySet<string>, unreadable: ReadonlySet<string>): Promise<void> {
+export async function restoreIntents(
+  ctx: PhaseContext,
+  listed: ReadonlySet<string>,
+  unreadable: ReadonlySet<string>,
+): Promise<void> {
   const { state, intents } = ctx;
   const now = ctx.clock.now();
   const horizon = ctx.tuning.createCommitHorizonMs;
@@ -22,9 +26,20 @@ export async function restoreIntents(ctx: PhaseContext, listed: ReadonlySet<stri
   let restored = 0;
   for (const i of loaded.intents) {
     if (listed.has(i.name) && !unreadable.has(i.name)) continue;
-    const b = state.book.addUncertain(i.name, i.key, i.configuration_name, i.configuration_limit, i.members, now + horizon, now);
+    const b = state.book.addUncertain(
+      i.name,
+      i.key,
+      i.configuration_name,
+      i.configuration_limit,
+      i.members,
+      now + horizon,
+      now,
+    );
     if (unreadable.has(i.name)) b.knownToExist = true;
     restored += 1;
   }
-  if (restored > 0) logBatch.warn(`Found ${restored} session creates of a previous instance with unknown outcome; their components stay busy until CFS shows them or their names are retired`);
+  if (restored > 0)
+    logBatch.warn(
+      `Found ${restored} session creates of a previous instance with unknown outcome; their components stay busy until CFS shows them or their names are retired`,
+    );
 }

@@ -44,7 +44,13 @@ export async function send(ctx: PhaseContext, signal?: AbortSignal): Promise<voi
     return { b, probe, body: sessionBody(b.plannedName, b, [...b.members.keys()], b.members.values()) };
   });
   // Before any POST: a crash after this line leaves names a restarted instance will hold until they resolve.
-  if (!(await recordIntents(ctx, planned.map((p) => intentOf(p.b, p.body.name, p.b.plannedAt, p.body))))) return;
+  if (
+    !(await recordIntents(
+      ctx,
+      planned.map((p) => intentOf(p.b, p.body.name, p.b.plannedAt, p.body)),
+    ))
+  )
+    return;
   const sliceEnd = clock.now() + ctx.tuning.sendSliceMs;
   let sent = 0;
   let uncertain = 0;
@@ -92,7 +98,12 @@ function candidates(ctx: PhaseContext): { b: Batch; probe: boolean }[] {
 }
 
 /** 'sent' | 'failed' (this batch only) | 'uncertain' (an odd answer) | 'stop' (no answer: send nothing more this cycle). */
-async function createBatch(ctx: PhaseContext, b: Batch, body: SessionCreate, signal?: AbortSignal): Promise<'sent' | 'failed' | 'uncertain' | 'stop'> {
+async function createBatch(
+  ctx: PhaseContext,
+  b: Batch,
+  body: SessionCreate,
+  signal?: AbortSignal,
+): Promise<'sent' | 'failed' | 'uncertain' | 'stop'> {
   const { book } = ctx.state;
   const outcome = await postSession(ctx, b, body, signal);
   const now = ctx.clock.now();
@@ -127,12 +138,15 @@ async function recordIntents(ctx: PhaseContext, fresh: CreateIntent[]): Promise<
   if (ctx.intents.holds(intents)) return true;
   const w = await ctx.intents.write(intents, Date.now());
   if (w.ok) {
-    if (ctx.intents.lastWriteProblem !== '') logSessions.info(`Create intents are recorded in ${ctx.intents.path} again`);
+    if (ctx.intents.lastWriteProblem !== '')
+      logSessions.info(`Create intents are recorded in ${ctx.intents.path} again`);
     ctx.intents.lastWriteProblem = '';
     return true;
   }
   if (ctx.intents.lastWriteProblem !== w.problem) {
-    logSessions.error(`Unable to record session create intents in ${ctx.intents.path}: ${w.problem}; creating no session until it can be written`);
+    logSessions.error(
+      `Unable to record session create intents in ${ctx.intents.path}: ${w.problem}; creating no session until it can be written`,
+    );
   }
   ctx.intents.lastWriteProblem = w.problem;
   return fresh.length === 0;

@@ -18,7 +18,11 @@ import { adopted, postSession, retryTurn, sessionBody } from './creates';
 type Seen = { doc: CfsSession } | 'unreadable' | 'absent' | 'trouble';
 
 /** 'stop' when CFS is in trouble (nothing more is sent this cycle). `mayPost`: re-POSTs allowed (not backing off). */
-export async function resolveUncertain(ctx: PhaseContext, mayPost: boolean, signal?: AbortSignal): Promise<'ok' | 'stop'> {
+export async function resolveUncertain(
+  ctx: PhaseContext,
+  mayPost: boolean,
+  signal?: AbortSignal,
+): Promise<'ok' | 'stop'> {
   const probes = { left: 1 }; // while creates fail, one early re-POST per phase (creates.ts retryTurn), not a flood
   for (const b of ctx.state.book.all()) {
     if (batchState(b) !== 'uncertain') continue;
@@ -27,7 +31,13 @@ export async function resolveUncertain(ctx: PhaseContext, mayPost: boolean, sign
   return 'ok';
 }
 
-async function resolveOne(ctx: PhaseContext, b: Batch, mayPost: boolean, probes: { left: number }, signal?: AbortSignal): Promise<'ok' | 'stop'> {
+async function resolveOne(
+  ctx: PhaseContext,
+  b: Batch,
+  mayPost: boolean,
+  probes: { left: number },
+  signal?: AbortSignal,
+): Promise<'ok' | 'stop'> {
   const { book } = ctx.state;
   const name = b.uncertainName!;
   const now = ctx.clock.now();
@@ -38,7 +48,8 @@ async function resolveOne(ctx: PhaseContext, b: Batch, mayPost: boolean, probes:
     if (actual !== null) {
       logSessions.info(`Session ${name} exists from an earlier attempt; tracking it`);
       const freed = [...b.members.keys()].filter((id) => !actual.includes(id)).length;
-      if (freed > 0) logBatch.info(`${freed} components of batch ${name} are not in its session; they will be batched again`);
+      if (freed > 0)
+        logBatch.info(`${freed} components of batch ${name} are not in its session; they will be batched again`);
       adopted(ctx, b, name, actual);
       return 'ok';
     }
@@ -47,7 +58,9 @@ async function resolveOne(ctx: PhaseContext, b: Batch, mayPost: boolean, probes:
   if (b.knownToExist) {
     if (now < b.horizonAt) return 'ok';
     // It exists and whom it targets cannot be read: track it with every held member (busy until it ends).
-    logSessions.warn(`Session ${name} exists but its members cannot be read; tracking it with its ${b.members.size} components`);
+    logSessions.warn(
+      `Session ${name} exists but its members cannot be read; tracking it with its ${b.members.size} components`,
+    );
     adopted(ctx, b, name);
     return 'ok';
   }

@@ -129,7 +129,15 @@ export class BatchBook {
    * A create intent of a previous instance that CFS does not show yet: its members become busy under its name, as
    * an uncertain batch (a member already busy stays with its holder and passes to this batch when that one ends).
    */
-  addUncertain(name: string, key: string, configName: string, configLimit: string, ids: readonly string[], horizonAt: number, now: number): Batch {
+  addUncertain(
+    name: string,
+    key: string,
+    configName: string,
+    configLimit: string,
+    ids: readonly string[],
+    horizonAt: number,
+    now: number,
+  ): Batch {
     const b = this.newBatch(key, configName, configLimit, now, true);
     b.plannedAt = now;
     this.markUncertain(b, name, horizonAt);
@@ -145,7 +153,13 @@ export class BatchBook {
    * only those stay in the batch; the others are free again (a later collect files them anew). `snapshots`
    * replaces held snapshots with fresher ones where given.
    */
-  adopt(b: Batch, name: string, now: number, actual?: readonly string[], snapshots?: ReadonlyMap<string, BatchComponent>): void {
+  adopt(
+    b: Batch,
+    name: string,
+    now: number,
+    actual?: readonly string[],
+    snapshots?: ReadonlyMap<string, BatchComponent>,
+  ): void {
     if (actual) {
       const keep = new Set(actual);
       for (const id of [...b.members.keys()]) if (!keep.has(id)) this.dropMember(b, id);

@@ -50,7 +50,9 @@ export function isReadyToSend(b: Batch, batchSize: number, batchWindowS: number,
 }
 
 /** Tags every member has with the same value; undefined when there are none (the POST then omits `tags`). */
-export function sharedTags(members: Iterable<{ tags: Record<string, string> } | null>): Record<string, string> | undefined {
+export function sharedTags(
+  members: Iterable<{ tags: Record<string, string> } | null>,
+): Record<string, string> | undefined {
   let shared: Record<string, string> | undefined;
   for (const m of members) {
     const tags = m?.tags ?? {};

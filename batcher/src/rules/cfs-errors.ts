@@ -9,7 +9,9 @@ export function cfsErrorLine(err: unknown): string {
     case 'timeout':
       return `Unable to connect to CFS: ${err.message}`;
     case 'invalid-response':
-      return err.message.startsWith('Non-JSON') ? `Non-JSON response from CFS: ${err.message}` : `Unexpected response from CFS: ${err.message}`;
+      return err.message.startsWith('Non-JSON')
+        ? `Non-JSON response from CFS: ${err.message}`
+        : `Unexpected response from CFS: ${err.message}`;
     default:
       return `Unexpected response from CFS: ${err.message}`;
   }
@@ -26,6 +28,7 @@ export function createFailureReason(err: CfsError): CreateFailureReason {
 
 /** Did this failed POST certainly not create the session? (4xx answers, or a request that never left.) */
 export function certainlyNotCreated(err: CfsError): boolean {
-  if (err.kind === 'http') return err.status !== undefined && err.status >= 400 && err.status < 500 && err.status !== 409;
+  if (err.kind === 'http')
+    return err.status !== undefined && err.status >= 400 && err.status < 500 && err.status !== 409;
   return err.notSent;
 }

@@ -49,7 +49,13 @@ export function decideCompletion(
         id: cur.id,
         kind: 'skip',
         patches: cur.pendingLayers.map((l) => ({
-          state_append: { clone_url: l.clone_url, playbook: l.playbook, commit: l.commit, status: 'skipped', session_name: sessionName },
+          state_append: {
+            clone_url: l.clone_url,
+            playbook: l.playbook,
+            commit: l.commit,
+            status: 'skipped',
+            session_name: sessionName,
+          },
         })),
       });
     } else if (!ansibleFailure && cur.pendingLayers.length > 0) {
@@ -58,7 +64,13 @@ export function decideCompletion(
         id: cur.id,
         kind: 'fail',
         patch: {
-          state_append: { clone_url: l.clone_url, playbook: l.playbook, commit: l.commit, status: 'failed', session_name: sessionName },
+          state_append: {
+            clone_url: l.clone_url,
+            playbook: l.playbook,
+            commit: l.commit,
+            status: 'failed',
+            session_name: sessionName,
+          },
           error_count: cur.errorCount + 1,
         },
       });

@@ -98,8 +98,10 @@ export function toBatchComponent(raw: CfsComponent, requirePending = true, pool?
   let pendingKey = '';
   const pending: LayerRef[] = [];
   for (const [index, layer] of raw.desired_state.entries()) {
-    if (typeof layer.commit !== 'string' || layer.commit === '') return reject(id, `desired_state[${index}] has no commit`);
-    if (typeof layer.playbook !== 'string' || layer.playbook === '') return reject(id, `desired_state[${index}] has no playbook`);
+    if (typeof layer.commit !== 'string' || layer.commit === '')
+      return reject(id, `desired_state[${index}] has no commit`);
+    if (typeof layer.playbook !== 'string' || layer.playbook === '')
+      return reject(id, `desired_state[${index}] has no playbook`);
     hashed = index === 0 ? layer.commit + layer.playbook : `${hashed}:${layer.commit}${layer.playbook}`;
     if (typeof layer.status === 'string' && layer.status.toLowerCase() === 'pending') {
       if (typeof layer.clone_url !== 'string' || layer.clone_url === '') {
@@ -118,7 +120,14 @@ export function toBatchComponent(raw: CfsComponent, requirePending = true, pool?
   const configLimit = share(pending.map((l) => l.index).join(','));
   const freezeLayers = (): readonly LayerRef[] =>
     Object.freeze(
-      pending.map((l) => Object.freeze({ index: l.index, clone_url: share(l.clone_url), playbook: share(l.playbook), commit: share(l.commit) })),
+      pending.map((l) =>
+        Object.freeze({
+          index: l.index,
+          clone_url: share(l.clone_url),
+          playbook: share(l.playbook),
+          commit: share(l.commit),
+        }),
+      ),
     );
   return {
     ok: true,

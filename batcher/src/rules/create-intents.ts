@@ -32,7 +32,14 @@ export function createOutcome(err: CfsError): CreateOutcome {
 export function sessionMembers(s: Pick<CfsSession, 'ansible'>): string[] | null {
   const limit = s.ansible?.limit;
   if (typeof limit !== 'string') return null;
-  const ids = [...new Set(limit.split(',').map((x) => x.trim()).filter((x) => x !== ''))];
+  const ids = [
+    ...new Set(
+      limit
+        .split(',')
+        .map((x) => x.trim())
+        .filter((x) => x !== ''),
+    ),
+  ];
   return ids.length > 0 ? ids : null;
 }
 
@@ -40,9 +47,21 @@ export function sessionMembers(s: Pick<CfsSession, 'ansible'>): string[] | null 
  * For the heartbeat's `creating` field (written by the loop): 'uncertain' while a create's outcome is unknown or
  * creates are held back after an unreadable intents file; null otherwise (the loop says why else it is not creating).
  */
-export function uncertainCreating(uncertainBatches: number, heldUntil: number, now: number): { state: 'uncertain'; reason: string } | null {
-  if (now < heldUntil) return { state: 'uncertain', reason: 'create intents of the previous instance are unreadable; holding creates back' };
-  if (uncertainBatches > 0) return { state: 'uncertain', reason: `${uncertainBatches} session creates with unknown outcome; their components stay busy` };
+export function uncertainCreating(
+  uncertainBatches: number,
+  heldUntil: number,
+  now: number,
+): { state: 'uncertain'; reason: string } | null {
+  if (now < heldUntil)
+    return {
+      state: 'uncertain',
+      reason: 'create intents of the previous instance are unreadable; holding creates back',
+    };
+  if (uncertainBatches > 0)
+    return {
+      state: 'uncertain',
+      reason: `${uncertainBatches} session creates with unknown outcome; their components stay busy`,
+    };
   return null;
 }
 
@@ -72,7 +91,8 @@ function checkIntent(v: unknown, i: number): CreateIntent | string {
   const r = v as Record<string, unknown>;
   if (!isStr(r.name) || r.name === '') return `intents[${i}].name is missing`;
   if (typeof r.at_ms !== 'number') return `intents[${i}].at_ms is not a number`;
-  for (const k of ['key', 'configuration_name', 'configuration_limit'] as const) if (!isStr(r[k])) return `intents[${i}].${k} is not a string`;
+  for (const k of ['key', 'configuration_name', 'configuration_limit'] as const)
+    if (!isStr(r[k])) return `intents[${i}].${k} is not a string`;
   if (!Array.isArray(r.members) || !r.members.every(isStr)) return `intents[${i}].members is not a list of ids`;
   if (r.body === null || typeof r.body !== 'object') return `intents[${i}].body is not an object`;
   return r as unknown as CreateIntent;
@@ -88,7 +108,8 @@ export function parseIntents(text: string): IntentsParse {
     return { ok: false, problem: `not JSON (${(err as Error).message})` };
   }
   const d = data as Record<string, unknown> | null;
-  if (d === null || typeof d !== 'object' || d.format !== INTENTS_FORMAT) return { ok: false, problem: `not a format ${INTENTS_FORMAT} intents document` };
+  if (d === null || typeof d !== 'object' || d.format !== INTENTS_FORMAT)
+    return { ok: false, problem: `not a format ${INTENTS_FORMAT} intents document` };
   if (!Array.isArray(d.intents)) return { ok: false, problem: 'intents is not a list' };
   const intents: CreateIntent[] = [];
   for (const [i, v] of d.intents.entries()) {

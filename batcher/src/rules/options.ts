@@ -30,10 +30,14 @@ function intAtLeast(min: number): Check {
   return (v) =>
     typeof v === 'number' && Number.isSafeInteger(v) && v >= min
       ? { ok: true, value: v }
-      : { ok: false, why: typeof v === 'number' && Number.isSafeInteger(v) ? `must be >= ${min}` : 'must be an integer' };
+      : {
+          ok: false,
+          why: typeof v === 'number' && Number.isSafeInteger(v) ? `must be >= ${min}` : 'must be an integer',
+        };
 }
 
-const isBool: Check = (v) => (typeof v === 'boolean' ? { ok: true, value: v } : { ok: false, why: 'must be a boolean' });
+const isBool: Check = (v) =>
+  typeof v === 'boolean' ? { ok: true, value: v } : { ok: false, why: 'must be a boolean' };
 
 const isLevel: Check = (v) => {
   const up = typeof v === 'string' ? v.toUpperCase() : undefined;
@@ -78,7 +82,13 @@ export function parseOptions(raw: unknown, previous: BatcherOptions = DEFAULT_OP
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     return {
       options,
-      problems: [{ option: 'batcher_check_interval', value: raw, message: 'options answer is not an object; keeping the options in force' }],
+      problems: [
+        {
+          option: 'batcher_check_interval',
+          value: raw,
+          message: 'options answer is not an object; keeping the options in force',
+        },
+      ],
       missing,
     };
   }
@@ -107,7 +117,12 @@ export function parseOptions(raw: unknown, previous: BatcherOptions = DEFAULT_OP
  * Options the real CFS fills in on every read (cfs-api-notes 1.8): an answer lacking any of them is not what a real
  * CFS returns (a proxy's `{}`, a half-written answer), so nothing is written back from it.
  */
-export const SERVER_OWN_OPTIONS = ['default_playbook', 'default_ansible_config', 'default_page_size', 'include_ara_links'] as const;
+export const SERVER_OWN_OPTIONS = [
+  'default_playbook',
+  'default_ansible_config',
+  'default_page_size',
+  'include_ara_links',
+] as const;
 
 /** What earlier answers said (per instance): batcher options seen present, and those missing in the last answer. */
 export interface OptionsMemory {
@@ -141,11 +156,15 @@ export function planOptions(raw: unknown, previous: BatcherOptions, memory: Opti
   const patch: Partial<BatcherOptions> = {};
   const held: string[] = [];
   for (const name of OPTION_NAMES) if (!missing.includes(name) && name in record) memory.seen.add(name);
-  if (!trusted && missing.length > 0) held.push(`options answer lacks the server's own options; keeping the options in force and writing nothing back`);
+  if (!trusted && missing.length > 0)
+    held.push(`options answer lacks the server's own options; keeping the options in force and writing nothing back`);
   for (const name of missing) {
     (options as unknown as Record<string, unknown>)[name] = previous[name];
     if (!trusted) continue;
-    if (memory.seen.has(name)) held.push(`option ${name} is missing from an options answer that had it before; keeping ${JSON.stringify(previous[name])}`);
+    if (memory.seen.has(name))
+      held.push(
+        `option ${name} is missing from an options answer that had it before; keeping ${JSON.stringify(previous[name])}`,
+      );
     else if (memory.missingBefore.has(name)) (patch as Record<string, unknown>)[name] = DEFAULT_OPTIONS[name];
   }
   memory.missingBefore = new Set(trusted ? missing : []);

@@ -30,7 +30,14 @@ export function planRebuild(sessions: readonly CfsSession[]): RebuildPlan {
       skipped.push({ name: s.name, reason: 'no configuration name' });
       continue;
     }
-    const memberIds = [...new Set((s.ansible?.limit ?? '').split(',').map((x) => x.trim()).filter((x) => x !== ''))];
+    const memberIds = [
+      ...new Set(
+        (s.ansible?.limit ?? '')
+          .split(',')
+          .map((x) => x.trim())
+          .filter((x) => x !== ''),
+      ),
+    ];
     if (memberIds.length === 0) {
       skipped.push({ name: s.name, reason: 'empty ansible limit' });
       continue;

@@ -24,7 +24,6 @@ import {
 import { Transport, type RequestInfo } from './transport';
 import type { z } from 'zod';
 
-
 export const DEFAULT_CFS_API_URL = CFS_CLIENT_DEFAULTS.baseUrl;
 /** Keep a query string well below uwsgi's 16 KiB request buffer (cfs-api config/uwsgi.ini). */
 export const MAX_IDS_QUERY_CHARS = 4000;
@@ -170,7 +169,15 @@ export class CfsClient {
   }
 
   private invalid(route: string, method: string, path: string, problem: string, body: unknown): CfsError {
-    return new CfsError('invalid-response', `Unexpected response from CFS for ${method} ${this.baseUrl}${path}: ${problem}`, method, `${this.baseUrl}${path}`, route, 200, body);
+    return new CfsError(
+      'invalid-response',
+      `Unexpected response from CFS for ${method} ${this.baseUrl}${path}: ${problem}`,
+      method,
+      `${this.baseUrl}${path}`,
+      route,
+      200,
+      body,
+    );
   }
 
   private parse<T>(schema: z.ZodType<T>, body: unknown, route: string, method: string, path: string): T {
@@ -194,7 +201,8 @@ export class CfsClient {
     let params: Record<string, string> | undefined = firstParams;
     const seenAfter = new Set<string>();
     for (let page = 0; params; page++) {
-      if (page >= MAX_PAGES) throw this.invalid(route, 'GET', path, `paging did not end after ${MAX_PAGES} pages`, null);
+      if (page >= MAX_PAGES)
+        throw this.invalid(route, 'GET', path, `paging did not end after ${MAX_PAGES} pages`, null);
       const body = await this.transport.call({ method: 'GET', path, route, params, signal: o.signal });
       const data = this.parse(envelope, body, route, 'GET', path);
       yield partitionRecords(data[key] as unknown[], record, idKey, fast);
@@ -202,7 +210,13 @@ export class CfsClient {
       if (!next) return;
       const after = typeof next.after_id === 'string' ? next.after_id : undefined;
       if (after === undefined || seenAfter.has(after)) {
-        throw this.invalid(route, 'GET', path, `paging does not advance (next.after_id=${JSON.stringify(next.after_id)})`, next);
+        throw this.invalid(
+          route,
+          'GET',
+          path,
+          `paging does not advance (next.after_id=${JSON.stringify(next.after_id)})`,
+          next,
+        );
       }
       seenAfter.add(after);
       params = nextToParams(next);
@@ -221,7 +235,17 @@ export class CfsClient {
     const idChunks = filter.ids === undefined ? [undefined] : chunkIds(filter.ids);
     for (const ids of idChunks) {
       const params = ids === undefined ? base : { ...base, ids };
-      for await (const p of this.pages('/components', '/v3/components', params, componentPageSchema, 'components', componentSchema, 'id', o, isPlainComponent)) {
+      for await (const p of this.pages(
+        '/components',
+        '/v3/components',
+        params,
+        componentPageSchema,
+        'components',
+        componentSchema,
+        'id',
+        o,
+        isPlainComponent,
+      )) {
         yield { components: p.valid, invalid: p.invalid };
       }
     }
@@ -236,18 +260,34 @@ export class CfsClient {
     return out;
   }
 
-  async getComponent(id: string, q: { config_details?: boolean; state_details?: boolean } = {}, o: CallOptions = {}): Promise<CfsComponent> {
+  async getComponent(
+    id: string,
+    q: { config_details?: boolean; state_details?: boolean } = {},
+    o: CallOptions = {},
+  ): Promise<CfsComponent> {
     const path = `/components/${encodeURIComponent(id)}`;
     const params: Record<string, string> = {};
     if (q.config_details !== undefined) params.config_details = String(q.config_details);
     if (q.state_details !== undefined) params.state_details = String(q.state_details);
-    const body = await this.transport.call({ method: 'GET', path, route: '/v3/components/{component_id}', params, signal: o.signal });
+    const body = await this.transport.call({
+      method: 'GET',
+      path,
+      route: '/v3/components/{component_id}',
+      params,
+      signal: o.signal,
+    });
     return this.parse(componentSchema, body, '/v3/components/{component_id}', 'GET', path);
   }
 
   async patchComponent(id: string, patch: ComponentPatch, o: CallOptions = {}): Promise<CfsComponent> {
     const path = `/components/${encodeURIComponent(id)}`;
-    const body = await this.transport.call({ method: 'PATCH', path, route: '/v3/components/{component_id}', body: patch, signal: o.signal });
+    const body = await this.transport.call({
+      method: 'PATCH',
+      path,
+      route: '/v3/components/{component_id}',
+      body: patch,
+      signal: o.signal,
+    });
     return this.parse(componentSchema, body, '/v3/components/{component_id}', 'PATCH', path);
   }
 
@@ -260,7 +300,16 @@ export class CfsClient {
     if (filter.tags && Object.keys(filter.tags).length > 0) params.tags = tagsParam(filter.tags);
     const limit = filter.limit ?? o.pageSize;
     if (limit !== undefined) params.limit = String(limit);
-    for await (const p of this.pages('/sessions', '/v3/sessions', params, sessionPageSchema, 'sessions', sessionSchema, 'name', o)) {
+    for await (const p of this.pages(
+      '/sessions',
+      '/v3/sessions',
+      params,
+      sessionPageSchema,
+      'sessions',
+      sessionSchema,
+      'name',
+      o,
+    )) {
       yield { sessions: p.valid, invalid: p.invalid };
       if (filter.limit !== undefined) return; // an explicit limit asks for one page only
     }
@@ -277,12 +326,23 @@ export class CfsClient {
 
   async getSession(name: string, o: CallOptions = {}): Promise<CfsSession> {
     const path = `/sessions/${encodeURIComponent(name)}`;
-    const body = await this.transport.call({ method: 'GET', path, route: '/v3/sessions/{session_name}', signal: o.signal });
+    const body = await this.transport.call({
+      method: 'GET',
+      path,
+      route: '/v3/sessions/{session_name}',
+      signal: o.signal,
+    });
     return this.parse(sessionSchema, body, '/v3/sessions/{session_name}', 'GET', path);
   }
 
   async createSession(create: SessionCreate, o: CallOptions = {}): Promise<CfsSession> {
-    const body = await this.transport.call({ method: 'POST', path: '/sessions', route: '/v3/sessions', body: create, signal: o.signal });
+    const body = await this.transport.call({
+      method: 'POST',
+      path: '/sessions',
+      route: '/v3/sessions',
+      body: create,
+      signal: o.signal,
+    });
     return this.parse(sessionSchema, body, '/v3/sessions', 'POST', '/sessions');
   }
 
@@ -297,13 +357,24 @@ export class CfsClient {
   }
 
   async patchOptions(patch: Record<string, unknown>, o: CallOptions = {}): Promise<Record<string, unknown>> {
-    const body = await this.transport.call({ method: 'PATCH', path: '/options', route: '/v3/options', body: patch, signal: o.signal });
+    const body = await this.transport.call({
+      method: 'PATCH',
+      path: '/options',
+      route: '/v3/options',
+      body: patch,
+      signal: o.signal,
+    });
     return this.parse(optionsSchema, body, '/v3/options', 'PATCH', '/options');
   }
 
   async getConfiguration(name: string, o: CallOptions = {}): Promise<CfsConfiguration> {
     const path = `/configurations/${encodeURIComponent(name)}`;
-    const body = await this.transport.call({ method: 'GET', path, route: '/v3/configurations/{configuration_id}', signal: o.signal });
+    const body = await this.transport.call({
+      method: 'GET',
+      path,
+      route: '/v3/configurations/{configuration_id}',
+      signal: o.signal,
+    });
     return this.parse(configurationSchema, body, '/v3/configurations/{configuration_id}', 'GET', path);
   }
 }

@@ -43,7 +43,14 @@ export interface CallSpec {
 }
 
 /** Errors raised while connecting: the request never left this process, so even a POST may be repeated. */
-const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNTIMEOUT']);
+const NOT_SENT_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ECONNTIMEOUT',
+]);
 const CONNECT_TIMEOUT_CODE = 'ECONNTIMEOUT';
 const MAX_RETRY_DELAY_MS = 5000;
 
@@ -140,7 +147,8 @@ export class Transport {
     const meta = config.cfsMeta;
     if (meta?.callerSignal?.aborted) return false;
     // Cancelled without the caller asking: the attempt's deadline fired, i.e. a timeout after the request was sent.
-    if (axios.isCancel(error) || error.code === 'ERR_CANCELED') return isIdempotent(config.method) && !!meta && Date.now() - meta.startedAt < this.opts.retryBudgetMs;
+    if (axios.isCancel(error) || error.code === 'ERR_CANCELED')
+      return isIdempotent(config.method) && !!meta && Date.now() - meta.startedAt < this.opts.retryBudgetMs;
     if (meta && Date.now() - meta.startedAt >= this.opts.retryBudgetMs) return false; // budget spent
     const code = error.code ?? '';
     if (NOT_SENT_CODES.has(code)) return true; // never reached the server: safe for every method
@@ -172,13 +180,19 @@ export class Transport {
   }
 
   private report(method: string | undefined, route: string, status: string, startedAt: number): void {
-    this.opts.onRequest?.({ method: (method ?? 'GET').toUpperCase(), route, status, durationMs: Date.now() - startedAt });
+    this.opts.onRequest?.({
+      method: (method ?? 'GET').toUpperCase(),
+      route,
+      status,
+      durationMs: Date.now() - startedAt,
+    });
   }
 
   /** Performs one call (with retries) and returns the parsed JSON body, or undefined for an empty body. */
   async call(spec: CallSpec): Promise<unknown> {
     const url = `${this.opts.baseUrl.replace(/\/+$/, '')}${spec.path}`;
-    if (spec.signal?.aborted) throw new CfsError('aborted', `request aborted: ${spec.method} ${url}`, spec.method, url, spec.route);
+    if (spec.signal?.aborted)
+      throw new CfsError('aborted', `request aborted: ${spec.method} ${url}`, spec.method, url, spec.route);
     const token = this.bearerToken();
     const config: MetaConfig = {
       method: spec.method,
@@ -225,8 +239,15 @@ export class Transport {
     const u = url ?? `${ax.config?.baseURL ?? ''}${ax.config?.url ?? ''}`;
     if (axios.isCancel(err) || ax.code === 'ERR_CANCELED') {
       const caller = callerSignal ?? (ax.config as MetaConfig | undefined)?.cfsMeta?.callerSignal;
-      if (caller?.aborted) return new CfsError('aborted', `request aborted: ${m} ${u}`, m, u, route, undefined, undefined, false);
-      return new CfsError('timeout', `timeout (${this.opts.requestTimeoutMs} ms deadline) calling CFS ${m} ${u}`, m, u, route);
+      if (caller?.aborted)
+        return new CfsError('aborted', `request aborted: ${m} ${u}`, m, u, route, undefined, undefined, false);
+      return new CfsError(
+        'timeout',
+        `timeout (${this.opts.requestTimeoutMs} ms deadline) calling CFS ${m} ${u}`,
+        m,
+        u,
+        route,
+      );
     }
     if (ax.response) {
       const status = ax.response.status;
@@ -240,16 +261,42 @@ export class Transport {
       }
       const raw = body && typeof body === 'object' ? (body as { detail?: unknown }).detail : undefined;
       const detail = typeof raw === 'string' ? raw.slice(0, 500) : '';
-      return new CfsError('http', `${status} from CFS for ${m} ${u}${detail ? `: ${detail}` : ''}`, m, u, route, status, body);
+      return new CfsError(
+        'http',
+        `${status} from CFS for ${m} ${u}${detail ? `: ${detail}` : ''}`,
+        m,
+        u,
+        route,
+        status,
+        body,
+      );
     }
     const code = ax.code ?? '';
     const notSent = NOT_SENT_CODES.has(code);
     if (code === 'ECONNABORTED' || code === 'ETIMEDOUT' || code === CONNECT_TIMEOUT_CODE) {
-      return new CfsError('timeout', `timeout (${code}) calling CFS ${m} ${u}`, m, u, route, undefined, undefined, notSent);
+      return new CfsError(
+        'timeout',
+        `timeout (${code}) calling CFS ${m} ${u}`,
+        m,
+        u,
+        route,
+        undefined,
+        undefined,
+        notSent,
+      );
     }
     if (code === 'ERR_FR_MAX_BODY_LENGTH_EXCEEDED' || code === 'ERR_BAD_RESPONSE') {
       return new CfsError('invalid-response', `bad response from CFS for ${m} ${u}: ${ax.message}`, m, u, route);
     }
-    return new CfsError('unreachable', `cannot reach CFS at ${u}: ${code || ax.message}`, m, u, route, undefined, undefined, notSent);
+    return new CfsError(
+      'unreachable',
+      `cannot reach CFS at ${u}: ${code || ax.message}`,
+      m,
+      u,
+      route,
+      undefined,
+      undefined,
+      notSent,
+    );
   }
 }
