@@ -176,5 +176,5 @@ export function trackAttempts(
     getOptions: (...a) => answer(() => c.getOptions(...a)),
     patchOptions: (...a) => answer(() => c.patchOptions(...a)),
     patchComponent: (...a) => attempt('PATCH /v3/components/{id}', () => c.patchComponent(...a)),
-  } as CfsApi;
+  };
 }

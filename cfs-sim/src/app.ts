@@ -23,7 +23,7 @@ function normaliseBooleans(req: Request, _res: Response, next: NextFunction): vo
   let changed = false;
   for (const k of Object.keys(q)) {
     if (!BOOLEAN_QUERY.has(k) || typeof q[k] !== 'string') continue;
-    const v = q[k] as string;
+    const v = q[k];
     if (v === '') delete q[k];
     else if (/^(true|false)$/i.test(v)) q[k] = v.toLowerCase();
     else continue;
@@ -164,7 +164,7 @@ export function createApp(deps: SimDeps & ControlDeps, opts: AppOptions = {}): e
   app.delete(
     '/v3/sessions',
     route((req, res) => {
-      const names = sessions.deleteSessions(state, req.query as never, now());
+      const names = sessions.deleteSessions(state, req.query, now());
       for (const n of names) operator.onDeleted(n);
       res.json({ session_ids: names });
     }),
@@ -199,7 +199,7 @@ export function createApp(deps: SimDeps & ControlDeps, opts: AppOptions = {}): e
     '/v3/configurations/:configuration_id',
     route((req, res) => {
       res.json(
-        configurations.putConfiguration(state, param(req, 'configuration_id'), req.body, req.query as never, now()),
+        configurations.putConfiguration(state, param(req, 'configuration_id'), req.body, req.query, now()),
       );
     }),
   );
@@ -239,7 +239,7 @@ export function createApp(deps: SimDeps & ControlDeps, opts: AppOptions = {}): e
 
 function isValidatorError(err: unknown): boolean {
   return (
-    typeof err === 'object' && err !== null && 'errors' in err && Array.isArray((err as { errors: unknown }).errors)
+    typeof err === 'object' && err !== null && 'errors' in err && Array.isArray((err).errors)
   );
 }
 

@@ -73,7 +73,7 @@ export function applyComponentPatch(stored: Component, rawPatch: ComponentInput,
   const explicitStamps = new Set((rawPatch.state ?? []).map((l, i) => (l.last_updated ? i : -1)));
   const patch = setAutoFields(rawPatch, nowMs);
   const { state_append: append, ...rest } = patch;
-  let next = deepMerge(stored as Dict, rest as Dict) as Component;
+  let next = deepMerge(stored, rest) as Component;
   next.id = stored.id;
   if (rest.state && Array.isArray(stored.state)) {
     // CASMCMS-9632: unchanged layers keep their old last_updated.
@@ -94,7 +94,7 @@ export function applyComponentPatch(stored: Component, rawPatch: ComponentInput,
 /** PUT semantics: the body replaces the record (auto fields still apply). */
 export function replaceComponent(id: string, body: ComponentInput, nowMs: number): Component {
   return applyComponentPatch(
-    { id, desired_config: '', state: [], error_count: 0, enabled: true, tags: {} } as Component,
+    { id, desired_config: '', state: [], error_count: 0, enabled: true, tags: {} },
     { ...body, id },
     nowMs,
   );

@@ -143,7 +143,7 @@ export function lateCommitGate(reg: FaultRegistry) {
     if (client === 'reset') req.socket.destroy();
     if (client === 'hang') {
       reg.holdSocket(req.socket);
-      res.end = (() => res) as unknown as typeof res.end; // the answer at commit is swallowed
+      res.end = () => res; // the answer at commit is swallowed
     }
     reg.later(() => next(), action.ms);
   };

@@ -54,7 +54,7 @@ async function run(
   }
   const seconds = (Date.now() - start) / 1000;
   const history = sim.history.all();
-  const waits = history.filter((e) => e.running_ms != null).map((e) => (e.running_ms! - e.created_ms!) / 1000);
+  const waits = history.filter((e) => e.running_ms != null).map((e) => (e.running_ms! - e.created_ms) / 1000);
   const stuck =
     (await batcher.metrics.sessionsCompleted.get()).values.find((v) => v.labels.result === 'pending_timeout')?.value ??
     0;

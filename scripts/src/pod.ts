@@ -115,7 +115,7 @@ export class LocalPod {
       const [command, ...prefixArgs] = [...(c.prefix ?? []), process.execPath];
       const sc = new SupervisedContainer({
         name: c.name,
-        command: command!,
+        command: command,
         args: [...prefixArgs, ...c.nodeArgs],
         cwd: path.resolve(__dirname, '..', '..'),
         env: c.env,

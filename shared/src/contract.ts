@@ -19,7 +19,7 @@ export const CFS_OPTION_DEFAULTS = Object.freeze({
   batcher_max_backoff: 3600,
   batcher_disable: false,
   batcher_pending_timeout: 300,
-  logging_level: 'INFO' as CfsLogLevel,
+  logging_level: 'INFO',
 });
 
 /** The CFS client's defaults (overridden by CFS_API_URL, CFS_CONNECT_TIMEOUT_MS, ... in cfsClientOptionsFromEnv). */

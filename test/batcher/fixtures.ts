@@ -23,8 +23,8 @@ export function rawComponent(id: string, over: Partial<CfsComponent> & Record<st
     error_count: 0,
     tags: {},
     state: [],
-    desired_state: [layer(0, 'pending') as never],
+    desired_state: [layer(0, 'pending')],
     configuration_status: 'pending',
     ...over,
-  } as CfsComponent;
+  };
 }

@@ -48,7 +48,7 @@ describe('toBatchComponent with a pool', () => {
           const raw = rawComponent(r.id, {
             desired_config: r.config,
             tags: JSON.parse(JSON.stringify(r.tags)) as Record<string, string>,
-            desired_state: r.statuses.map((s, i) => layer(i, s)) as never,
+            desired_state: r.statuses.map((s, i) => layer(i, s)),
             state: r.latest
               ? [{ clone_url: 'u', playbook: 'p', commit: 'c', status: r.latest, last_updated: 't' }]
               : [],

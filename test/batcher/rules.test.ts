@@ -101,7 +101,7 @@ describe('component', () => {
     ['missing desired_state (config_details)', { desired_state: undefined }],
     ['no pending layer', { desired_state: [layer(0, 'configured')] }],
   ])('rejects a record with %s', (reason, over) => {
-    const r = toBatchComponent(rawComponent('bad', over as never));
+    const r = toBatchComponent(rawComponent('bad', over));
     expect(r).toEqual({ ok: false, id: 'bad', reason });
   });
 });

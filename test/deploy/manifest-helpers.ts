@@ -7,7 +7,7 @@ import { parseAllDocuments } from 'yaml';
 export const ROOT = path.resolve(__dirname, '..', '..');
 export const KUBECTL = process.env.KUBECTL ?? 'kubectl';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+ 
 export type K8sObject = {
   apiVersion: string;
   kind: string;

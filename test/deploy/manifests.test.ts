@@ -35,13 +35,13 @@ function validate(o: K8sObject): void {
   const key = `${o.apiVersion}/${o.kind}`;
   switch (key) {
     case 'apps/v1/Deployment':
-      new Deployment(o as never).validate();
+      new Deployment(o).validate();
       return;
     case 'v1/Service':
-      new Service(o as never).validate();
+      new Service(o).validate();
       return;
     case 'v1/ConfigMap':
-      new ConfigMap(o as never).validate();
+      new ConfigMap(o).validate();
       return;
     case 'monitoring.coreos.com/v1/PodMonitor':
       if (

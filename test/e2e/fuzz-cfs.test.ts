@@ -68,7 +68,7 @@ describe('CFS record validation (property)', () => {
   it('partitions any page into valid and explained-invalid records, losing none', () => {
     fc.assert(
       fc.property(fc.array(record, { maxLength: 20 }), (items) => {
-        const { valid, invalid } = partitionRecords(items as unknown[], componentSchema, 'id');
+        const { valid, invalid } = partitionRecords(items, componentSchema, 'id');
         expect(valid.length + invalid.length).toBe(items.length);
         expect(new Set(invalid.map((i) => i.index)).size).toBe(invalid.length);
         for (const bad of invalid) {
@@ -230,7 +230,7 @@ describe('component validation and batching (property)', () => {
       fc.property(plausibleComponent, (raw) => {
         const parsed = componentSchema.safeParse(raw);
         if (!parsed.success) return;
-        const r = toBatchComponent(parsed.data as CfsComponent);
+        const r = toBatchComponent(parsed.data);
         if (r.ok) {
           const pendingIdx = (raw.desired_state ?? []).flatMap((l, i) =>
             String(l.status).toLowerCase() === 'pending' ? [String(i)] : [],
@@ -257,7 +257,7 @@ describe('component validation and batching (property)', () => {
           for (const raw of raws) {
             const parsed = componentSchema.safeParse(raw);
             if (!parsed.success) continue;
-            const r = toBatchComponent(parsed.data as CfsComponent);
+            const r = toBatchComponent(parsed.data);
             if (!r.ok) continue;
             book.add(r.component, batchSize, (now += 10));
             accepted.set(r.component.id, r.component);

@@ -22,7 +22,7 @@ function withR2(
   const extra: Record<string, unknown> = {};
   if (r2.creating) extra.creating = r2.creating;
   if (r2.lastAnswerMs !== undefined) extra.progress = { last_cfs_answer_ms: r2.lastAnswerMs };
-  return { ...base, ...extra } as Partial<Heartbeat>;
+  return { ...base, ...extra };
 }
 
 interface Script {
