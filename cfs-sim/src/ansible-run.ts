@@ -62,7 +62,8 @@ export function runLayers(
   const record =
     !s.configuration.name.startsWith('debug_') && s.ansible.passthrough === '' && s.target.definition !== 'image';
   const hosts = Array.from(new Set(s.ansible.limit.split(',').filter((h) => state.components.has(h))));
-  const defaultPlaybook = String(state.effectiveOptions().default_playbook ?? 'site.yml');
+  const configured = state.effectiveOptions().default_playbook;
+  const defaultPlaybook = typeof configured === 'string' && configured !== '' ? configured : 'site.yml';
   for (const index of selectLayers(s.configuration.limit, config.layers)) {
     const layer = config.layers[index] as ConfigLayer;
     let layerFailed = false;

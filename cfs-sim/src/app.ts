@@ -198,9 +198,7 @@ export function createApp(deps: SimDeps & ControlDeps, opts: AppOptions = {}): e
   app.put(
     '/v3/configurations/:configuration_id',
     route((req, res) => {
-      res.json(
-        configurations.putConfiguration(state, param(req, 'configuration_id'), req.body, req.query, now()),
-      );
+      res.json(configurations.putConfiguration(state, param(req, 'configuration_id'), req.body, req.query, now()));
     }),
   );
   app.delete(
@@ -238,9 +236,7 @@ export function createApp(deps: SimDeps & ControlDeps, opts: AppOptions = {}): e
 }
 
 function isValidatorError(err: unknown): boolean {
-  return (
-    typeof err === 'object' && err !== null && 'errors' in err && Array.isArray((err).errors)
-  );
+  return typeof err === 'object' && err !== null && 'errors' in err && Array.isArray(err.errors);
 }
 
 function errorToProblem(err: unknown) {

@@ -46,7 +46,9 @@ export function controlRouter(deps: ControlDeps): express.Router {
 
   r.get('/faults', (_req, res) => void res.json({ faults: faults.list() }));
   r.post('/faults', (req, res) => {
-    const rules = Array.isArray(req.body) ? req.body : [req.body];
+    const body: unknown = req.body;
+    // Each rule is checked by faults.add (zod); a bad one is a 400 naming what was wrong.
+    const rules = (Array.isArray(body) ? body : [body]) as Parameters<typeof faults.add>[0][];
     try {
       res.status(201).json({ ids: rules.map((rule) => faults.add(rule)) });
     } catch (err) {

@@ -6,8 +6,9 @@ type Query = Record<string, unknown>;
 /** First value of a query parameter (express gives arrays for repeated keys; only the first is used). */
 export function qstr(q: Query, name: string): string | undefined {
   const v = q[name];
-  if (Array.isArray(v)) return v.length ? String(v[0]) : undefined;
-  return v === undefined ? undefined : String(v);
+  const first: unknown = Array.isArray(v) ? v[0] : v;
+  if (first === undefined) return undefined;
+  return typeof first === 'string' ? first : JSON.stringify(first);
 }
 
 export function parseBool(raw: string | undefined, name: string): boolean | undefined {

@@ -104,7 +104,7 @@ async function apply(
       await sleep(Math.min(seconds * 500, 30_000));
       const pid = pod.sidecar.pid;
       if (pid !== null) process.kill(pid, 'SIGKILL');
-      return { undo: async () => undefined, note: 'sidecar SIGKILLed once' };
+      return { undo: () => Promise.resolve(), note: 'sidecar SIGKILLed once' };
     }
   }
 }

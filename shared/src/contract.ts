@@ -2,7 +2,6 @@
  * Names and defaults more than one program relies on, declared once (docs/CONTRACTS.md).
  */
 import type { z } from 'zod';
-import type { CfsLogLevel } from './logger';
 
 /** Every session the batcher creates is named `batcher-<uuid>`; the sidecar and a restarted batcher find them by it. */
 export const BATCHER_SESSION_PREFIX = 'batcher-';

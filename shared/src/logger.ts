@@ -23,7 +23,7 @@ export function parseCfsLogLevel(value: string | undefined, fallback: CfsLogLeve
   const upper = value.toUpperCase();
   if (upper === 'WARN') return 'WARNING';
   if (upper === 'CRITICAL') return 'ERROR';
-  return isCfsLogLevel(upper) ? (upper) : fallback;
+  return isCfsLogLevel(upper) ? upper : fallback;
 }
 
 const traceContext = winston.format((info) => {

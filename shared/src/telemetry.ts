@@ -79,9 +79,10 @@ export function tracingEnabled(env: Env = process.env): boolean {
 export function startTracing(opts: TelemetryOptions): Telemetry {
   if (!opts.spanProcessors && !tracingEnabled()) {
     log.debug('Tracing off (OTEL_SDK_DISABLED=true, or no OTEL_EXPORTER_OTLP_ENDPOINT / OTEL_TRACES_EXPORTER set)');
-    return { enabled: false, shutdown: async () => undefined };
+    return { enabled: false, shutdown: () => Promise.resolve() };
   }
   // synchronous on purpose: the preload must have patched http before main.ts goes on to load express
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy load: with tracing off the SDK never loads
   const sdk = require('./tracing') as typeof import('./tracing');
   return sdk.startTelemetry(opts);
 }

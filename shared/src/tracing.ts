@@ -169,8 +169,9 @@ export function startTelemetry(opts: TelemetryOptions): Telemetry {
 function inactive(): Telemetry {
   return {
     enabled: false,
-    shutdown: async () => {
+    shutdown: () => {
       active = undefined;
+      return Promise.resolve();
     },
   };
 }
@@ -216,9 +217,11 @@ function startSdk(opts: TelemetryOptions): Telemetry {
   });
   // Modules that loaded before this point are patched when required again: the patch is applied in place, so a
   // client created earlier (axios in the CFS client) is traced too.
+  /* eslint-disable @typescript-eslint/no-require-imports -- re-required for their side effect: the patch */
   require('http');
   require('https');
   if (opts.express) require('express');
+  /* eslint-enable @typescript-eslint/no-require-imports */
   const bound = opts.shutdownTimeoutMs ?? TELEMETRY_DEFAULTS.shutdownTimeoutMs;
   let stopping: Promise<void> | undefined;
   log.info(

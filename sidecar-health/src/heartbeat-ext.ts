@@ -73,7 +73,7 @@ function pacingOf(v: unknown): Pacing | null {
 
 /** Pure: the optional fields of a parsed heartbeat, each null when absent or malformed. */
 export function heartbeatExt(hb: Heartbeat | null): HeartbeatExt {
-  const o: Obj = isObj(hb) ? (hb) : {};
+  const o: Obj = isObj(hb) ? hb : {};
   const progress = isObj(o.progress) ? o.progress : null;
   return {
     creating: creatingOf(o.creating),

@@ -107,7 +107,7 @@ export async function loadSpecValidator(): Promise<SpecValidator> {
           problems.push(`query parameter ${name} is not declared for ${found.op.operationId}`);
           continue;
         }
-        const type = (p.schema)?.type;
+        const type = p.schema?.type;
         let value: unknown = raw;
         if (type === 'integer' || type === 'number') value = raw === '' ? NaN : Number(raw);
         if (type === 'boolean') value = /^(true|false)$/i.test(raw) ? raw.toLowerCase() === 'true' : raw;

@@ -7,11 +7,11 @@ import { parseAllDocuments } from 'yaml';
 export const ROOT = path.resolve(__dirname, '..', '..');
 export const KUBECTL = process.env.KUBECTL ?? 'kubectl';
 
- 
 export type K8sObject = {
   apiVersion: string;
   kind: string;
   metadata: { name: string; namespace?: string };
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- rendered objects of every kind, read field by field
   [k: string]: any;
 };
 

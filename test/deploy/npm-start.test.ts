@@ -26,7 +26,11 @@ function descendants(root: number): number[] {
   const todo = [root];
   while (todo.length > 0 && out.length < 1000) {
     const p = todo.pop()!;
-    for (const [child, pp] of parent) if (pp === p) (out.push(child), todo.push(child));
+    for (const [child, pp] of parent) {
+      if (pp !== p) continue;
+      out.push(child);
+      todo.push(child);
+    }
   }
   return out;
 }

@@ -26,6 +26,7 @@ function requestType(): MessageType {
   } catch (err) {
     throw new Error(
       `the OTLP schema module ${OTLP_PROTOS_MODULE} is not installed (${(err as Error).message}); add devDependency ${OTLP_PROTOS_DEPENDENCY}`,
+      { cause: err },
     );
   }
   return root.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;

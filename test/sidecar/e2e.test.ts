@@ -57,7 +57,9 @@ async function waitFor<T>(
     }
     await new Promise((r) => setTimeout(r, stepMs));
   }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`);
+  throw new Error(
+    `timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${last instanceof Error ? last.message : JSON.stringify(last)})` : ''}`,
+  );
 }
 
 function fromLog(lines: string[], re: RegExp): string | undefined {

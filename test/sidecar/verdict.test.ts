@@ -222,7 +222,7 @@ describe('stuck phase rule', () => {
       expect(tl.write({ sequence: seq++, phase: 'collect', phase_started_at_ms: start }).live).toBe(true);
     }
     tl.advance(5000);
-    const v = tl.write({ sequence: seq++, phase: 'collect', phase_started_at_ms: start });
+    const v = tl.write({ sequence: seq, phase: 'collect', phase_started_at_ms: start });
     expect(v).toMatchObject({ live: false, reason: 'phase_stuck' });
     expect(v.message).toMatch(/^phase collect began 185 s ago \(budget 180 s\); last heartbeat 0.0 s ago/);
   });
@@ -266,9 +266,7 @@ describe('stuck phase rule', () => {
     tl.advance(1_000);
     expect(
       tl.read(
-        ok(
-          heartbeat({ sequence: seq++, written_at_ms: tl.now.wallMs, phase: 'rebuild', phase_started_at_ms: started }),
-        ),
+        ok(heartbeat({ sequence: seq, written_at_ms: tl.now.wallMs, phase: 'rebuild', phase_started_at_ms: started })),
       ).reason,
     ).toBe('phase_stuck');
   });
@@ -531,11 +529,14 @@ describe('robustness', () => {
         seq: fc.integer({ min: 0, max: 50 }),
         inst: fc.constantFrom('a', 'b'),
         skew: fc.integer({ min: -100_000, max: 100_000 }),
-        phase: fc.constantFrom('sleep', 'collect', 'waiting_for_cfs', 'starting') as fc.Arbitrary<
-          'sleep' | 'collect' | 'waiting_for_cfs' | 'starting'
-        >,
+        phase: fc.constantFrom<'sleep' | 'collect' | 'waiting_for_cfs' | 'starting'>(
+          'sleep',
+          'collect',
+          'waiting_for_cfs',
+          'starting',
+        ),
       }),
-      fc.constantFrom('missing', 'not_json', 'oversized') as fc.Arbitrary<'missing' | 'not_json' | 'oversized'>,
+      fc.constantFrom<'missing' | 'not_json' | 'oversized'>('missing', 'not_json', 'oversized'),
     );
     const step = fc.record({
       dt: fc.integer({ min: 0, max: 60_000 }),

@@ -27,7 +27,7 @@ describe('scale: 50k pending components over HTTP', () => {
           .filter(([, v]) => v !== null)
           .map(([k, v]): [string, string] => [k, String(v)]),
       );
-      const res = await fetch(`${url}/components?${qs}`);
+      const res = await fetch(`${url}/components?${qs.toString()}`);
       expect(res.status).toBe(200);
       const body = (await res.json()) as { components: Array<{ id: string }>; next: Record<string, unknown> | null };
       for (const c of body.components) seen.add(c.id);

@@ -92,7 +92,10 @@ export async function* pendingRecords(
   const full = async function* (): AsyncGenerator<ComponentPage> {
     for await (const page of ctx.client.listComponents(FULL, o)) yield notBusy(page);
   };
-  if (leanRefused.has(state) || !useLeanListing(state.pendingSeen, busyCount(state.book))) return yield* full();
+  if (leanRefused.has(state) || !useLeanListing(state.pendingSeen, busyCount(state.book))) {
+    yield* full();
+    return;
+  }
   const wanted: string[] = [];
   const leanPageSize = LEAN_PAGE_FACTOR * (ctx.tuning.pageSize > 0 ? ctx.tuning.pageSize : SERVER_DEFAULT_PAGE_SIZE);
   try {

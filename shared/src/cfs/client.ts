@@ -145,7 +145,8 @@ export function nextToParams(next: Record<string, unknown>): Record<string, stri
   const params: Record<string, string> = {};
   for (const [k, v] of Object.entries(next)) {
     if (v === null || v === undefined) continue;
-    params[k] = typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : String(v);
+    params[k] =
+      typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : JSON.stringify(v);
   }
   return params;
 }
