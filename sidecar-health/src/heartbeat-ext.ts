@@ -1,21 +1,11 @@
 /**
  * The heartbeat's optional r2 fields (`creating`, `pacing`, `progress`, `completions_unwritten`; docs/CONTRACTS.md).
- * A local, defensive reading: an older batcher (or a schema that does not carry them yet) leaves them out, and the
- * sidecar treats a missing or malformed field as "unknown" -- never as a failure.
+ * The states are the shared schema's; the reading stays defensive: an older batcher leaves the fields out, and the
+ * sidecar treats a missing field as "unknown" -- never as a failure.
  */
-import type { Heartbeat } from '@cfs-batcher/shared';
+import { CREATING_STATES, type CreatingState, type Heartbeat } from '@cfs-batcher/shared';
 
-export const CREATING_STATES = [
-  'ok',
-  'idle',
-  'cfs_refusing',
-  'cfs_timeout',
-  'uncertain',
-  'backoff',
-  'paced',
-  'disabled',
-] as const;
-export type CreatingState = (typeof CREATING_STATES)[number];
+export { CREATING_STATES, type CreatingState };
 /** States in which "no session created" is CFS's trouble (or a deliberate hold), not a stalled loop. */
 export const TROUBLE_STATES: ReadonlySet<CreatingState> = new Set<CreatingState>([
   'cfs_refusing',
