@@ -9,18 +9,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { errorMessage, isCfsError, withSpan, type Phase } from '@cfs-batcher/shared';
+import type { Batcher, BatcherDeps, CycleResult } from './batcher-types';
 import { monotonicClock, wallNow, wallOffset } from './clock';
 import { DEFAULT_TUNING, type Tuning } from './config';
 import { trackAttempts } from './creating';
-import {
-  realSleep,
-  type CfsApi,
-  type Clock,
-  type PhaseContext,
-  type PhaseStep,
-  type Phases,
-  type Sleep,
-} from './context';
+import { realSleep, type Clock, type PhaseContext, type PhaseStep } from './context';
 import { CreateIntentStore, intentsPathFor } from './create-intents';
 import { HeartbeatWriter } from './heartbeat-writer';
 import { logBatch, logCfsError, logComponents, logMain, logOptions, logSessions } from './log';
@@ -32,43 +25,7 @@ import { SESSION_PREFIX } from './rules/session-status';
 import { ATTR, SPAN } from './spans';
 import { gaugeValues, heartbeatBody, msStamp, newState, noteCfsError, setGauges, type BatcherState } from './state';
 
-export interface BatcherDeps {
-  client: CfsApi;
-  /** Where to write the heartbeat (none when absent); ignored when `heartbeat` is given. */
-  heartbeatPath?: string;
-  /** A writer built beforehand over `state` (start.ts builds it first, so the client can stamp progress). */
-  heartbeat?: HeartbeatWriter;
-  state?: BatcherState;
-  clock?: Clock;
-  sleep?: Sleep;
-  metrics?: BatcherMetrics;
-  /** Jitter source in [0,1). */
-  random?: () => number;
-  newSessionName?: () => string;
-  tuning?: Partial<Tuning>;
-  phases?: Phases;
-  /** The create-intents file (default: beside `heartbeatPath`, or memory only without one). */
-  intents?: CreateIntentStore;
-}
-
-export interface CycleResult {
-  outcome: 'ok' | 'error';
-  durationMs: number;
-  pendingSeen: number;
-  sessionsCreated: number;
-  sessionsCompleted: number;
-  error?: unknown;
-}
-
-export interface Batcher {
-  readonly state: BatcherState;
-  readonly metrics: BatcherMetrics;
-  readonly heartbeat: HeartbeatWriter;
-  /** One cycle; CFS failures give outcome 'error', a bug throws (after logging 'Unexpected error occurred'). */
-  runCycle(signal?: AbortSignal): Promise<CycleResult>;
-  /** Cycles until `signal` aborts; CFS outages become waits; anything else is fatal (throws). */
-  run(signal: AbortSignal): Promise<void>;
-}
+export type { Batcher, BatcherDeps, CycleResult } from './batcher-types';
 
 /** A bug or an impossible state: the process must exit and restart (crash-only). */
 export class FatalError extends Error {
