@@ -1,7 +1,7 @@
 /** Issue 11, cases 6 and 7: ids an Ansible limit cannot express, rejections logged once, options never written back from a broken answer. */
 import { DEFAULT_OPTIONS, idProblem, newOptionsMemory, planOptions } from '@cfs-batcher/batcher';
 import {
-  captureLogs,
+  harnessLifecycle,
   count,
   fastOptions,
   putComponents,
@@ -12,15 +12,7 @@ import {
 } from './harness';
 
 let h: Harness;
-let logs: ReturnType<typeof captureLogs>;
-
-beforeEach(() => {
-  logs = captureLogs();
-});
-afterEach(async () => {
-  logs.stop();
-  await h?.close();
-});
+const logs = harnessLifecycle(() => h);
 
 async function cycles(n: number): Promise<void> {
   for (let i = 0; i < n; i++) {

@@ -2,7 +2,7 @@
 import type { ComponentFilter } from '@cfs-batcher/shared';
 import { LEAN_MAX_NOT_BUSY_SHARE, LEAN_PAGE_FACTOR, useLeanListing } from '../../batcher/src/phases/collect-source';
 import {
-  captureLogs,
+  harnessLifecycle,
   fastOptions,
   ids,
   putComponents,
@@ -13,15 +13,7 @@ import {
 } from './harness';
 
 let h: Harness;
-let logs: ReturnType<typeof captureLogs>;
-
-beforeEach(() => {
-  logs = captureLogs();
-});
-afterEach(async () => {
-  logs.stop();
-  await h?.close();
-});
+const logs = harnessLifecycle(() => h);
 
 describe('useLeanListing', () => {
   it('lists in full until a collection has seen pending components, most of them busy', () => {

@@ -9,7 +9,7 @@ import type { CfsSession } from '@cfs-batcher/shared';
 import { CreateIntentStore, createBatcher, type Batcher, type CfsApi } from '@cfs-batcher/batcher';
 import { makeTempDir } from '../helpers/tmp';
 import {
-  captureLogs,
+  harnessLifecycle,
   count,
   fastOptions,
   putComponents,
@@ -20,17 +20,12 @@ import {
 } from './harness';
 
 let h: Harness;
-let logs: ReturnType<typeof captureLogs>;
+const logs = harnessLifecycle(() => h);
 const tmp = makeTempDir('intents');
 const intentsFile = path.join(tmp.dir, 'create-intents.json');
 
 beforeEach(() => {
-  logs = captureLogs();
   rmSync(intentsFile, { force: true });
-});
-afterEach(async () => {
-  logs.stop();
-  await h?.close();
 });
 afterAll(() => tmp.cleanup());
 

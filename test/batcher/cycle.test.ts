@@ -3,7 +3,7 @@ import { getLogLevel, setLogLevel } from '@cfs-batcher/shared';
 import { DEFAULT_OPTIONS } from '@cfs-batcher/batcher';
 import type { Simulator } from '@cfs-batcher/cfs-sim';
 import {
-  captureLogs,
+  harnessLifecycle,
   count,
   ids,
   putComponents,
@@ -15,16 +15,9 @@ import {
 } from './harness';
 
 let h: Harness;
-let logs: ReturnType<typeof captureLogs>;
+const logs = harnessLifecycle(() => h);
 
-beforeEach(() => {
-  logs = captureLogs();
-});
-afterEach(async () => {
-  logs.stop();
-  await h?.close();
-  setLogLevel('INFO');
-});
+afterEach(() => setLogLevel('INFO'));
 
 describe('options', () => {
   it('PATCHes the missing defaults once, not every cycle', async () => {

@@ -2,7 +2,7 @@
 import { CfsClient, CfsError, type CfsSession, type Phase } from '@cfs-batcher/shared';
 import { createBatcher, type CfsApi } from '@cfs-batcher/batcher';
 import {
-  captureLogs,
+  harnessLifecycle,
   count,
   fastOptions,
   ids,
@@ -15,15 +15,7 @@ import {
 import type { Simulator } from '@cfs-batcher/cfs-sim';
 
 let h: Harness;
-let logs: ReturnType<typeof captureLogs>;
-
-beforeEach(() => {
-  logs = captureLogs();
-});
-afterEach(async () => {
-  logs.stop();
-  await h?.close();
-});
+const logs = harnessLifecycle(() => h);
 
 function runningSession(
   name: string,

@@ -37,6 +37,29 @@ export function captureLogs(): {
   return { lines, stop, has };
 }
 
+/**
+ * The per-test lifecycle the harness tests share: logs captured before each test; after it, the capture stopped,
+ * mocks restored and the test's harness (`current()`) closed. The returned object reads the running test's capture.
+ */
+export function harnessLifecycle(current: () => Harness | undefined): ReturnType<typeof captureLogs> {
+  let cap: ReturnType<typeof captureLogs> | undefined;
+  beforeEach(() => {
+    cap = captureLogs();
+  });
+  afterEach(async () => {
+    cap?.stop();
+    jest.restoreAllMocks();
+    await current()?.close();
+  });
+  return {
+    get lines() {
+      return cap!.lines;
+    },
+    stop: () => cap?.stop(),
+    has: (msg, level) => cap!.has(msg, level),
+  };
+}
+
 /** Monotonic time `t`, and a wall clock that can jump (`wallOffset`) while monotonic time does not. */
 export class FakeClock {
   t = 1_700_000_000_000;

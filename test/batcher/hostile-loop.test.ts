@@ -5,7 +5,7 @@
  */
 import { heartbeatBody } from '@cfs-batcher/batcher';
 import {
-  captureLogs,
+  harnessLifecycle,
   count,
   fastOptions,
   ids,
@@ -17,15 +17,7 @@ import {
 } from './harness';
 
 let h: Harness;
-let logs: ReturnType<typeof captureLogs>;
-
-beforeEach(() => {
-  logs = captureLogs();
-});
-afterEach(async () => {
-  logs.stop();
-  await h?.close();
-});
+const logs = harnessLifecycle(() => h);
 
 const NO_PACING = { pendingSessionsCap: 0, createsPerMinuteCap: 0 };
 const hb = () => heartbeatBody(h.batcher.state, h.clock.now(), h.clock.wallOffset);

@@ -4,7 +4,7 @@
  */
 import { createBatcher, heartbeatBody, monotonicClock, isBackingOff, RECENT_SESSIONS_SIZE } from '@cfs-batcher/batcher';
 import {
-  captureLogs,
+  harnessLifecycle,
   count,
   fastOptions,
   ids,
@@ -16,16 +16,7 @@ import {
 } from './harness';
 
 let h: Harness;
-let logs: ReturnType<typeof captureLogs>;
-
-beforeEach(() => {
-  logs = captureLogs();
-});
-afterEach(async () => {
-  logs.stop();
-  jest.restoreAllMocks();
-  await h?.close();
-});
+const logs = harnessLifecycle(() => h);
 
 const hb = () => heartbeatBody(h.batcher.state, h.clock.now(), h.clock.wallOffset);
 const halted = (now: number) => ({
