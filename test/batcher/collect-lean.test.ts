@@ -15,6 +15,17 @@ import {
 let h: Harness;
 const logs = harnessLifecycle(() => h);
 
+/** `n` pending components x1..xn of one configuration with `layers` layers, batches of 5. */
+function startWith(n: number, layers: number): Promise<Harness> {
+  return startHarness({
+    seed: (sim) => {
+      putConfig(sim, 'cfg', layers);
+      fastOptions(sim, { batch_size: 5 });
+      putComponents(sim, ids('x', n));
+    },
+  });
+}
+
 describe('useLeanListing', () => {
   it('lists in full until a collection has seen pending components, most of them busy', () => {
     expect(useLeanListing(0, 0)).toBe(false); // first cycle
@@ -42,13 +53,7 @@ const sessionMembers = (h: Harness): string[] => sessions(h.sim).flatMap((s) => 
 
 describe('collect at steady state', () => {
   it('lists without details once most pending components are busy, and reads new ones in full in the same cycle', async () => {
-    h = await startHarness({
-      seed: (sim) => {
-        putConfig(sim, 'cfg', 2);
-        fastOptions(sim, { batch_size: 5 });
-        putComponents(sim, ids('x', 20));
-      },
-    });
+    h = await startWith(20, 2);
     const sizes: Array<number | undefined> = [];
     const filters = recordFilters(h, sizes);
     expect((await h.batcher.runCycle()).outcome).toBe('ok');
@@ -79,13 +84,7 @@ describe('collect at steady state', () => {
   });
 
   it('drops a queued member that stopped being pending, read by id or not', async () => {
-    h = await startHarness({
-      seed: (sim) => {
-        putConfig(sim, 'cfg', 1);
-        fastOptions(sim, { batch_size: 5 });
-        putComponents(sim, ids('x', 10));
-      },
-    });
+    h = await startWith(10, 1);
     await h.batcher.runCycle();
     putComponents(h.sim, ['y1', 'y2']);
     await h.batcher.runCycle();
@@ -101,13 +100,7 @@ describe('collect at steady state', () => {
   });
 
   it('goes back to the full listing when a wave of new work arrives', async () => {
-    h = await startHarness({
-      seed: (sim) => {
-        putConfig(sim, 'cfg', 1);
-        fastOptions(sim, { batch_size: 5 });
-        putComponents(sim, ids('x', 10));
-      },
-    });
+    h = await startWith(10, 1);
     await h.batcher.runCycle();
     fastOptions(h.sim, { batch_size: 50 }); // the new ones stay queued (not busy) for a while
     putComponents(h.sim, ids('y', 30));
@@ -122,13 +115,7 @@ describe('collect at steady state', () => {
 
 describe('a CFS that cannot list without details', () => {
   it('falls back to the full listing in the same cycle, and keeps to it once the full one worked', async () => {
-    h = await startHarness({
-      seed: (sim) => {
-        putConfig(sim, 'cfg', 1);
-        fastOptions(sim, { batch_size: 5 });
-        putComponents(sim, ids('x', 10));
-      },
-    });
+    h = await startWith(10, 1);
     await h.batcher.runCycle();
     putComponents(h.sim, ['y1']);
     h.sim.faults.add({ match: 'GET /v3/components', action: { type: 'status', status: 500 }, scope: { times: 1 } });
@@ -144,13 +131,7 @@ describe('a CFS that cannot list without details', () => {
   });
 
   it('fails the cycle as before when the full listing fails too (CFS trouble), and tries lean again later', async () => {
-    h = await startHarness({
-      seed: (sim) => {
-        putConfig(sim, 'cfg', 1);
-        fastOptions(sim, { batch_size: 5 });
-        putComponents(sim, ids('x', 10));
-      },
-    });
+    h = await startWith(10, 1);
     await h.batcher.runCycle();
     h.sim.faults.add({ match: 'GET /v3/components', action: { type: 'status', status: 503 }, scope: { times: 2 } });
     expect((await h.batcher.runCycle()).outcome).toBe('error');
