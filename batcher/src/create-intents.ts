@@ -45,6 +45,18 @@ export class CreateIntentStore {
     return parsed;
   }
 
+  /** Moves an unusable file aside (`.unusable`); the new name, or null when it could not be moved. */
+  async setAside(): Promise<string | null> {
+    if (this.path === undefined) return null;
+    const aside = `${this.path}.unusable`;
+    try {
+      await fs.rename(this.path, aside);
+      return aside;
+    } catch {
+      return null;
+    }
+  }
+
   /** Does the file say exactly this already? */
   holds(intents: readonly CreateIntent[]): boolean {
     return JSON.stringify(intents) === this.recorded;

@@ -8,6 +8,7 @@ import { isCfsError, type CfsError, type CreatingState } from '@cfs-batcher/shar
 import type { CfsApi } from './context';
 import { isBackingOff, backoffUntil } from './rules/backoff';
 import { batchState } from './rules/batch';
+import { uncertainCreating } from './rules/create-intents';
 import type { BatcherState } from './state';
 
 /** A run of CFS failures on one kind of call: how it failed, how many times in a row, since when. */
@@ -90,6 +91,8 @@ export function creatingView(s: BatcherState, now: number): CreatingView {
   const next = nextAttempt(s, now);
   if (s.options.batcher_disable)
     return { state: 'disabled', reason: 'batcher_disable is true in the CFS options', nextAttemptAt: null };
+  const held = uncertainCreating(0, s.intentsHeldUntil, now);
+  if (held !== null) return { ...held, nextAttemptAt: s.intentsHeldUntil };
   if (isBackingOff(s.backoff, now)) {
     return {
       state: 'backoff',

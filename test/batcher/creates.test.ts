@@ -3,10 +3,10 @@
  * test tries to get a component into two sessions (the operator is paused: every session stays active, so any
  * second session for a member is an overlap in the simulator's history).
  */
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { CfsSession } from '@cfs-batcher/shared';
-import { CreateIntentStore, createBatcher, type Batcher, type CfsApi } from '@cfs-batcher/batcher';
+import { CreateIntentStore, createBatcher, heartbeatBody, type Batcher, type CfsApi } from '@cfs-batcher/batcher';
 import { makeTempDir } from '../helpers/tmp';
 import {
   harnessLifecycle,
@@ -26,6 +26,7 @@ const intentsFile = path.join(tmp.dir, 'create-intents.json');
 
 beforeEach(() => {
   rmSync(intentsFile, { force: true });
+  rmSync(`${intentsFile}.unusable`, { force: true });
 });
 afterAll(() => tmp.cleanup());
 
@@ -200,6 +201,10 @@ describe('case 2: late commit after the batcher died', () => {
     expect(
       logs.lines.some((l) => l.level === 'ERROR' && l.message.includes(intentsFile) && /not JSON/.test(l.message)),
     ).toBe(true);
+    // The heartbeat says why nothing is created, and the file is set aside so a restart cannot hold again forever.
+    expect(heartbeatBody(b.state, h.clock.now(), h.clock.wallOffset).creating).toMatchObject({ state: 'uncertain' });
+    expect(existsSync(intentsFile)).toBe(false);
+    expect(existsSync(`${intentsFile}.unusable`)).toBe(true);
     await cycles(b, 3, 10_000);
     expect(sessions(h.sim)).toHaveLength(1);
   });

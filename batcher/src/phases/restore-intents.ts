@@ -18,8 +18,11 @@ export async function restoreIntents(
   const loaded = await intents.load();
   if (!loaded.ok) {
     intents.holdUntil = now + horizon;
+    state.intentsHeldUntil = intents.holdUntil;
+    // Set aside (kept for inspection): a restart during the hold must not find it again and hold forever.
+    const aside = await intents.setAside();
     logMain.error(
-      `Create intents file ${intents.path} is unusable: ${loaded.problem}; holding back session creation for ${Math.round(horizon / 1000)} seconds so a create in flight before the restart cannot be duplicated`,
+      `Create intents file ${intents.path} is unusable: ${loaded.problem}; holding back session creation for ${Math.round(horizon / 1000)} seconds so a create in flight before the restart cannot be duplicated${aside ? `; the file is kept as ${aside}` : ''}`,
     );
     return;
   }
