@@ -1,9 +1,19 @@
 /**
- * The component list's fast path (isPlainComponent) must never accept what componentSchema rejects, and what it
- * accepts must equal what the schema would have returned, so skipping zod's copy changes nothing but memory.
+ * The fast paths (fast-checks.ts) must never accept what their zod schema rejects, and what they accept must equal
+ * what the schema would have returned, so skipping zod (its copy, and loading it at all) changes nothing but memory.
  */
 import fc from 'fast-check';
-import { componentSchema, isPlainComponent, partitionRecords } from '@cfs-batcher/shared';
+import {
+  ANSWER_RULES,
+  cfsSchemas,
+  isPlainComponent,
+  isPlainSession,
+  neverFast,
+  partitionRecords,
+  type AnswerRule,
+} from '@cfs-batcher/shared';
+
+const componentSchema = cfsSchemas().component;
 
 /** Values of every JSON type, the right one most of the time. */
 const anyJson = fc.oneof(
@@ -60,9 +70,9 @@ const component = fc.record(
 /** As the client sees records: straight from JSON.parse. */
 const asParsed = (x: unknown): unknown => JSON.parse(JSON.stringify(x));
 
-function agreesWithSchema(x: unknown): void {
-  const parsed = componentSchema.safeParse(x);
-  if (isPlainComponent(x)) {
+function agreesWithSchema(x: unknown, rule: AnswerRule<unknown> = ANSWER_RULES.component): void {
+  const parsed = rule.schema().safeParse(x);
+  if (rule.fast(x)) {
     expect(parsed.success).toBe(true);
     expect(parsed.success && parsed.data).toStrictEqual(x);
   }
@@ -113,11 +123,128 @@ describe('isPlainComponent', () => {
   test('partitionRecords gives the same result with and without it', () => {
     fc.assert(
       fc.property(fc.array(component.map(asParsed), { maxLength: 8 }), (items) => {
-        const slow = partitionRecords(items, componentSchema, 'id');
-        const fast = partitionRecords(items, componentSchema, 'id', isPlainComponent);
+        const slow = partitionRecords(items, { fast: neverFast, schema: () => componentSchema }, 'id');
+        const fast = partitionRecords(items, ANSWER_RULES.component, 'id');
         expect(fast).toStrictEqual(slow);
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+const nullableString = maybe(fc.oneof(fc.string(), fc.constant(null)));
+const session = fc.record(
+  {
+    name: maybe(fc.string()),
+    configuration: maybe(fc.record({ name: maybe(fc.string()), limit: nullableString }, { requiredKeys: [] })),
+    ansible: maybe(
+      fc.record(
+        {
+          config: nullableString,
+          limit: nullableString,
+          verbosity: maybe(fc.oneof(fc.integer(), fc.constant(null))),
+          passthrough: nullableString,
+        },
+        { requiredKeys: [] },
+      ),
+    ),
+    target: maybe(fc.record({ definition: maybe(fc.string()), groups: anyJson }, { requiredKeys: [] })),
+    status: maybe(
+      fc.record(
+        {
+          artifacts: maybe(fc.oneof(fc.array(anyJson, { maxLength: 2 }), fc.constant(null))),
+          session: maybe(
+            fc.record(
+              {
+                job: nullableString,
+                start_time: nullableString,
+                completion_time: nullableString,
+                status: maybe(fc.constantFrom('pending', 'running', 'complete')),
+                succeeded: maybe(fc.constantFrom('none', 'true', 'false', 'unknown')),
+              },
+              { requiredKeys: [] },
+            ),
+          ),
+        },
+        { requiredKeys: [] },
+      ),
+    ),
+    tags: maybe(fc.oneof(fc.dictionary(fc.string(), anyJson), fc.constant(null))),
+    debug_on_failure: anyJson,
+    logs: anyJson,
+    unknown_field: anyJson,
+  },
+  { requiredKeys: [] },
+);
+
+describe('isPlainSession and the other answers', () => {
+  test('isPlainSession accepts only sessions the schema accepts unchanged', () => {
+    fc.assert(
+      fc.property(session.map(asParsed), (x) => agreesWithSchema(x, ANSWER_RULES.session)),
+      { numRuns: 2000 },
+    );
+  });
+
+  test('isPlainSession refuses the JSON shapes zod treats specially', () => {
+    const cases = [
+      '{"name":"s","__proto__":{}}',
+      '{"name":"s","status":{"session":{"__proto__":{}}}}',
+      '{"name":"s","ansible":{"limit":7}}',
+      '{"name":"s","configuration":{"name":null}}',
+      '{"name":"s","status":{"session":{"status":null}}}',
+      '{"name":"s","tags":[]}',
+      '{"name":""}',
+    ];
+    for (const c of cases) {
+      const x = JSON.parse(c) as unknown;
+      expect(isPlainSession(x)).toBe(false);
+      agreesWithSchema(x, ANSWER_RULES.session);
+    }
+  });
+
+  test('takes the usual session (otherwise the fast path would be dead code)', () => {
+    const raw = asParsed({
+      name: 'batcher-0f3c',
+      configuration: { name: 'compute-23.7', limit: '' },
+      ansible: { config: 'cfs-default-ansible-cfg', limit: 'x1,x2', verbosity: 0, passthrough: null },
+      target: { definition: 'dynamic', groups: [] },
+      status: {
+        artifacts: [],
+        session: { job: null, start_time: 't', completion_time: null, status: 'pending', succeeded: 'none' },
+      },
+      tags: { bos_session: 'b' },
+      debug_on_failure: false,
+      logs: 'ara',
+    });
+    expect(isPlainSession(raw)).toBe(true);
+  });
+
+  test('page envelopes and options agree with their schemas', () => {
+    const envelope = (key: string) =>
+      fc.record(
+        {
+          [key]: maybe(fc.array(anyJson, { maxLength: 3 })),
+          next: maybe(fc.oneof(fc.constant(null), fc.dictionary(fc.string(), anyJson))),
+          other: anyJson,
+        },
+        { requiredKeys: [] },
+      );
+    fc.assert(
+      fc.property(envelope('components').map(asParsed), (x) => agreesWithSchema(x, ANSWER_RULES.componentPage)),
+      { numRuns: 500 },
+    );
+    fc.assert(
+      fc.property(envelope('sessions').map(asParsed), (x) => agreesWithSchema(x, ANSWER_RULES.sessionPage)),
+      { numRuns: 500 },
+    );
+    fc.assert(
+      fc.property(fc.oneof(fc.dictionary(fc.string(), anyJson), anyJson).map(asParsed), (x) =>
+        agreesWithSchema(x, ANSWER_RULES.options),
+      ),
+      { numRuns: 500 },
+    );
+    for (const c of ['{"components":[],"next":{"__proto__":{}}}', '{"__proto__":{},"components":[]}', '[]']) {
+      expect(ANSWER_RULES.componentPage.fast(JSON.parse(c))).toBe(false);
+    }
   });
 });

@@ -6,23 +6,16 @@ import { CFS_CLIENT_DEFAULTS } from '../contract';
 import { envHttpUrl, envInt, envReadableFile } from '../env';
 import { CfsError } from './errors';
 import {
-  componentPageSchema,
-  componentSchema,
-  configurationSchema,
+  ANSWER_RULES,
   describeIssues,
-  isPlainComponent,
-  optionsSchema,
   partitionRecords,
-  sessionPageSchema,
-  sessionSchema,
+  type AnswerRule,
   type CfsComponent,
   type CfsConfiguration,
   type CfsSession,
-  type FastCheck,
   type InvalidRecord,
 } from './schemas';
 import { Transport, type RequestInfo } from './transport';
-import type { z } from 'zod';
 
 export const DEFAULT_CFS_API_URL = CFS_CLIENT_DEFAULTS.baseUrl;
 /** Keep a query string well below uwsgi's 16 KiB request buffer (cfs-api config/uwsgi.ini). */
@@ -181,8 +174,9 @@ export class CfsClient {
     );
   }
 
-  private parse<T>(schema: z.ZodType<T>, body: unknown, route: string, method: string, path: string): T {
-    const parsed = schema.safeParse(body);
+  private parse<T>(rule: AnswerRule<T>, body: unknown, route: string, method: string, path: string): T {
+    if (rule.fast(body)) return body as T;
+    const parsed = rule.schema().safeParse(body);
     if (!parsed.success) throw this.invalid(route, method, path, describeIssues(parsed.error), body);
     return parsed.data;
   }
@@ -192,12 +186,11 @@ export class CfsClient {
     path: string,
     route: string,
     firstParams: Record<string, string>,
-    envelope: z.ZodType<Record<string, unknown>>,
+    envelope: AnswerRule<Record<string, unknown>>,
     key: 'components' | 'sessions',
-    record: z.ZodType<T>,
+    record: AnswerRule<T>,
     idKey: string,
     o: CallOptions,
-    fast?: FastCheck,
   ): AsyncGenerator<{ valid: T[]; invalid: InvalidRecord[] }> {
     let params: Record<string, string> | undefined = firstParams;
     const seenAfter = new Set<string>();
@@ -206,7 +199,7 @@ export class CfsClient {
         throw this.invalid(route, 'GET', path, `paging did not end after ${MAX_PAGES} pages`, null);
       const body = await this.transport.call({ method: 'GET', path, route, params, signal: o.signal });
       const data = this.parse(envelope, body, route, 'GET', path);
-      yield partitionRecords(data[key] as unknown[], record, idKey, fast);
+      yield partitionRecords(data[key] as unknown[], record, idKey);
       const next = data.next as Record<string, unknown> | null | undefined;
       if (!next) return;
       const after = typeof next.after_id === 'string' ? next.after_id : undefined;
@@ -240,12 +233,11 @@ export class CfsClient {
         '/components',
         '/v3/components',
         params,
-        componentPageSchema,
+        ANSWER_RULES.componentPage,
         'components',
-        componentSchema,
+        ANSWER_RULES.component,
         'id',
         o,
-        isPlainComponent,
       )) {
         yield { components: p.valid, invalid: p.invalid };
       }
@@ -277,7 +269,7 @@ export class CfsClient {
       params,
       signal: o.signal,
     });
-    return this.parse(componentSchema, body, '/v3/components/{component_id}', 'GET', path);
+    return this.parse(ANSWER_RULES.component, body, '/v3/components/{component_id}', 'GET', path);
   }
 
   async patchComponent(id: string, patch: ComponentPatch, o: CallOptions = {}): Promise<CfsComponent> {
@@ -289,7 +281,7 @@ export class CfsClient {
       body: patch,
       signal: o.signal,
     });
-    return this.parse(componentSchema, body, '/v3/components/{component_id}', 'PATCH', path);
+    return this.parse(ANSWER_RULES.component, body, '/v3/components/{component_id}', 'PATCH', path);
   }
 
   async *listSessions(filter: SessionFilter, o: ListOptions = {}): AsyncGenerator<SessionPage> {
@@ -305,9 +297,9 @@ export class CfsClient {
       '/sessions',
       '/v3/sessions',
       params,
-      sessionPageSchema,
+      ANSWER_RULES.sessionPage,
       'sessions',
-      sessionSchema,
+      ANSWER_RULES.session,
       'name',
       o,
     )) {
@@ -333,7 +325,7 @@ export class CfsClient {
       route: '/v3/sessions/{session_name}',
       signal: o.signal,
     });
-    return this.parse(sessionSchema, body, '/v3/sessions/{session_name}', 'GET', path);
+    return this.parse(ANSWER_RULES.session, body, '/v3/sessions/{session_name}', 'GET', path);
   }
 
   async createSession(create: SessionCreate, o: CallOptions = {}): Promise<CfsSession> {
@@ -344,7 +336,7 @@ export class CfsClient {
       body: create,
       signal: o.signal,
     });
-    return this.parse(sessionSchema, body, '/v3/sessions', 'POST', '/sessions');
+    return this.parse(ANSWER_RULES.session, body, '/v3/sessions', 'POST', '/sessions');
   }
 
   async deleteSession(name: string, o: CallOptions = {}): Promise<void> {
@@ -354,7 +346,7 @@ export class CfsClient {
 
   async getOptions(o: CallOptions = {}): Promise<Record<string, unknown>> {
     const body = await this.transport.call({ method: 'GET', path: '/options', route: '/v3/options', signal: o.signal });
-    return this.parse(optionsSchema, body, '/v3/options', 'GET', '/options');
+    return this.parse(ANSWER_RULES.options, body, '/v3/options', 'GET', '/options');
   }
 
   async patchOptions(patch: Record<string, unknown>, o: CallOptions = {}): Promise<Record<string, unknown>> {
@@ -365,7 +357,7 @@ export class CfsClient {
       body: patch,
       signal: o.signal,
     });
-    return this.parse(optionsSchema, body, '/v3/options', 'PATCH', '/options');
+    return this.parse(ANSWER_RULES.options, body, '/v3/options', 'PATCH', '/options');
   }
 
   async getConfiguration(name: string, o: CallOptions = {}): Promise<CfsConfiguration> {
@@ -376,6 +368,6 @@ export class CfsClient {
       route: '/v3/configurations/{configuration_id}',
       signal: o.signal,
     });
-    return this.parse(configurationSchema, body, '/v3/configurations/{configuration_id}', 'GET', path);
+    return this.parse(ANSWER_RULES.configuration, body, '/v3/configurations/{configuration_id}', 'GET', path);
   }
 }
