@@ -15,7 +15,7 @@ export interface LogLine {
   at: number;
   stream: 'stdout' | 'stderr';
   text: string;
-  /** The parsed line when it is a JSON object (winston JSON logs). */
+  /** The parsed line when it is a JSON object (the programs' JSON log lines). */
   json?: Record<string, unknown>;
 }
 

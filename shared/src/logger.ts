@@ -1,18 +1,23 @@
 /**
- * Structured JSON logging shared by every program. Each line carries timestamp, level, logger name, message and,
- * inside an active span, trace_id/span_id so a log line leads to its trace in Jaeger.
+ * Structured JSON logging shared by every program: one JSON object per line on stdout with timestamp, level, logger
+ * name, message, pid, the caller's meta and, inside an active span, trace_id/span_id so a line leads to its trace in
+ * Jaeger. Keys are sorted, as winston's json format (safe-stable-stringify) wrote them.
  *
- * Levels use the CFS vocabulary (DEBUG, INFO, WARNING, ERROR) because that is what the `logging_level` option and
- * `STARTING_CFS_LOG_LEVEL` carry; they map onto winston's npm levels.
+ * Written by hand rather than with winston (1-6 MB of RSS per program, 8 MB in a bare node) for what is one
+ * JSON.stringify and one write. Levels use the CFS vocabulary (DEBUG, INFO, WARNING, ERROR): that is what the
+ * `logging_level` option and `STARTING_CFS_LOG_LEVEL` carry, and admins grep `"level":"WARNING"` as they did for the
+ * Python original.
+ *
+ * Logging never throws into its caller (the main loop calls it): a field that cannot be read (a throwing getter) is
+ * marked in place, and meta that cannot be walked at all (a hostile Proxy) falls back to a line with the message and
+ * a `log_error` field.
  */
 import { isSpanContextValid, trace } from '@opentelemetry/api';
-import winston from 'winston';
 
 export const CFS_LOG_LEVELS = ['DEBUG', 'INFO', 'WARNING', 'ERROR'] as const;
 export type CfsLogLevel = (typeof CFS_LOG_LEVELS)[number];
 
-const TO_WINSTON: Record<CfsLogLevel, string> = { DEBUG: 'debug', INFO: 'info', WARNING: 'warn', ERROR: 'error' };
-const FROM_WINSTON: Record<string, CfsLogLevel> = { debug: 'DEBUG', info: 'INFO', warn: 'WARNING', error: 'ERROR' };
+const RANK: Record<CfsLogLevel, number> = { DEBUG: 0, INFO: 1, WARNING: 2, ERROR: 3 };
 
 export function isCfsLogLevel(value: unknown): value is CfsLogLevel {
   return typeof value === 'string' && (CFS_LOG_LEVELS as readonly string[]).includes(value.toUpperCase());
@@ -26,37 +31,16 @@ export function parseCfsLogLevel(value: string | undefined, fallback: CfsLogLeve
   return isCfsLogLevel(upper) ? upper : fallback;
 }
 
-const traceContext = winston.format((info) => {
-  const ctx = trace.getActiveSpan()?.spanContext();
-  if (ctx && isSpanContextValid(ctx)) {
-    info.trace_id = ctx.traceId;
-    info.span_id = ctx.spanId;
-  }
-  return info;
-});
+/** Receives every line that passes the level (tests capture lines this way); `record` is the line's object. */
+export type LogSink = (line: string, record: Record<string, unknown>) => void;
 
-/** Python-style level names in the output, as admins grep for them (`"level":"WARNING"`). */
-const cfsLevelNames = winston.format((info) => {
-  info.level = FROM_WINSTON[info.level] ?? info.level.toUpperCase();
-  return info;
-});
-
-const root = winston.createLogger({
-  level: 'info',
-  format: winston.format.combine(
-    winston.format.timestamp(),
-    winston.format.errors({ stack: true }),
-    traceContext(),
-    cfsLevelNames(),
-    winston.format.json(),
-  ),
-  defaultMeta: { pid: process.pid },
-  transports: [new winston.transports.Console({ stderrLevels: [] })],
-});
+let threshold = RANK.INFO;
+let silent = false;
+let sinks: LogSink[] = [];
 
 type LogMethod = (message: string, meta?: Record<string, unknown>) => void;
 
-/** The narrow logging surface the programs use (winston's own type accepts any method name, hiding typos). */
+/** The narrow logging surface the programs use. */
 export interface Logger {
   debug: LogMethod;
   info: LogMethod;
@@ -67,36 +51,179 @@ export interface Logger {
 
 /** A named logger, e.g. `getLogger('batcher.batch')`; names mirror the original batcher's modules. */
 export function getLogger(name: string): Logger {
-  const child = root.child({ logger: name });
+  const at =
+    (level: CfsLogLevel): LogMethod =>
+    (message, meta) => {
+      if (RANK[level] >= threshold) emit(level, name, message, meta);
+    };
   return {
-    debug: (m, meta) => void child.debug(m, meta),
-    info: (m, meta) => void child.info(m, meta),
-    warn: (m, meta) => void child.warn(m, meta),
-    error: (m, meta) => void child.error(m, meta),
-    isDebugEnabled: () => child.isDebugEnabled(),
+    debug: at('DEBUG'),
+    info: at('INFO'),
+    warn: at('WARNING'),
+    error: at('ERROR'),
+    isDebugEnabled: () => threshold <= RANK.DEBUG,
   };
 }
 
 export function setLogLevel(level: CfsLogLevel): void {
-  root.level = TO_WINSTON[level];
+  threshold = RANK[level] ?? threshold;
 }
 
 export function getLogLevel(): CfsLogLevel {
-  return FROM_WINSTON[root.level] ?? 'INFO';
+  return CFS_LOG_LEVELS[threshold] ?? 'INFO';
 }
 
-/** Silence output (tests) or restore it. */
-export function setLogSilent(silent: boolean): void {
-  for (const t of root.transports) t.silent = silent;
+/** Silence stdout (tests) or restore it; sinks keep receiving lines either way. */
+export function setLogSilent(value: boolean): void {
+  silent = value;
 }
 
-/** Route output to a custom transport (tests capture lines this way). */
-export function addLogTransport(transport: winston.transport): () => void {
-  root.add(transport);
-  return () => root.remove(transport);
+/** Send every line to `sink` as well; returns the function that removes it. */
+export function addLogSink(sink: LogSink): () => void {
+  sinks = [...sinks, sink];
+  return () => {
+    sinks = sinks.filter((s) => s !== sink);
+  };
 }
 
 export function errorMessage(err: unknown): string {
   if (err instanceof Error) return err.message;
   return typeof err === 'string' ? err : JSON.stringify(err);
+}
+
+function emit(level: CfsLogLevel, name: string, message: string, meta: Record<string, unknown> | undefined): void {
+  let record: Record<string, unknown>;
+  let line: string;
+  try {
+    record = buildRecord(level, name, message, meta);
+    line = JSON.stringify(record);
+  } catch (err) {
+    const reason = `log meta could not be serialized: ${describe(err)}`;
+    const text = typeof message === 'string' ? message : undefined;
+    record = sorted({ level, logger: name, message: text, pid: process.pid, ...now(), log_error: reason });
+    line = JSON.stringify(record);
+  }
+  // stdout is a file or a pipe in a pod: node writes files synchronously and tries a pipe write at once, so a line
+  // logged just before process.exit() arrives unless the reader has left 64 KiB unread (as with winston).
+  if (!silent) {
+    try {
+      process.stdout.write(line + '\n');
+    } catch {
+      // nowhere left to report it
+    }
+  }
+  for (const sink of sinks) {
+    try {
+      sink(line, record);
+    } catch {
+      // a broken test sink must not break the program
+    }
+  }
+}
+
+/** The timestamp and, inside a valid span, its ids. */
+function now(): Record<string, string> {
+  const fields: Record<string, string> = { timestamp: new Date().toISOString() };
+  try {
+    const ctx = trace.getActiveSpan()?.spanContext();
+    if (ctx && isSpanContextValid(ctx)) {
+      fields.trace_id = ctx.traceId;
+      fields.span_id = ctx.spanId;
+    }
+  } catch {
+    // no trace ids rather than no line
+  }
+  return fields;
+}
+
+/** winston's merge: meta may replace pid, logger, timestamp, not level; its `message` (or an Error's) is appended. */
+function buildRecord(level: CfsLogLevel, name: string, message: unknown, meta: unknown): Record<string, unknown> {
+  const { timestamp, ...span } = now();
+  const record: Record<string, unknown> = { pid: process.pid, logger: name, timestamp };
+  let text = message;
+  if (meta !== null && typeof meta === 'object') {
+    for (const k of Object.keys(meta)) setKey(record, k, readKey(meta, k));
+    const extra = readKey(meta, 'message');
+    // a string as winston appended it; anything else as JSON rather than "[object Object]"
+    if (extra) text = `${String(message)} ${typeof extra === 'string' ? extra : (JSON.stringify(plain(extra)) ?? '')}`;
+    if (meta instanceof Error) Object.assign(record, { stack: readKey(meta, 'stack'), cause: readKey(meta, 'cause') });
+  }
+  record.message = text;
+  record.level = level;
+  return sorted(Object.assign(record, span));
+}
+
+/** Deeper than any record the programs log; a line stays readable and the stack safe. */
+const MAX_DEPTH = 32;
+
+const sorted = (record: Record<string, unknown>) => plain(record) as Record<string, unknown>;
+
+/**
+ * A JSON-safe copy: keys sorted, a cycle as "[Circular]", BigInt as a string, an Error as its message, stack and
+ * primitive own fields (JSON.stringify alone gives `{}`; other fields, an AxiosError's config with its token, stay
+ * out), toJSON honoured, a throwing getter marked.
+ */
+function plain(value: unknown, ancestors = new Set<object>()): unknown {
+  if (typeof value === 'bigint') return value.toString();
+  if (typeof value === 'function' || typeof value === 'symbol') return undefined;
+  if (value === null || typeof value !== 'object') return value;
+  if (ancestors.has(value)) return '[Circular]';
+  if (ancestors.size >= MAX_DEPTH) return '[Too deep]';
+  ancestors.add(value);
+  const toJSON = readKey(value, 'toJSON');
+  let out: unknown;
+  if (value instanceof Error) {
+    out = plain(errorFields(value), ancestors);
+  } else if (typeof toJSON === 'function') {
+    out = plain(
+      call(() => toJSON.call(value) as unknown),
+      ancestors,
+    );
+  } else if (Array.isArray(value)) {
+    out = value.map((v) => plain(v, ancestors) ?? null);
+  } else {
+    const copy: Record<string, unknown> = {};
+    for (const k of Object.keys(value).sort()) {
+      const v = plain(readKey(value, k), ancestors);
+      if (v !== undefined) setKey(copy, k, v);
+    }
+    out = copy;
+  }
+  ancestors.delete(value);
+  return out;
+}
+
+function errorFields(err: Error): Record<string, unknown> {
+  const fields: Record<string, unknown> = { message: readKey(err, 'message'), stack: readKey(err, 'stack') };
+  for (const k of Object.keys(err)) {
+    const v = readKey(err, k);
+    if (v === null || typeof v !== 'object') setKey(fields, k, v);
+  }
+  if ('cause' in err) fields.cause = readKey(err, 'cause');
+  return fields;
+}
+
+function readKey(obj: object, key: string): unknown {
+  return call(() => (obj as Record<string, unknown>)[key]);
+}
+
+function call(read: () => unknown): unknown {
+  try {
+    return read();
+  } catch (err) {
+    return `[unreadable: ${describe(err)}]`;
+  }
+}
+
+/** Assignment that also keeps a `__proto__` key as data instead of changing the copy's prototype. */
+function setKey(obj: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+function describe(err: unknown): string {
+  try {
+    return err instanceof Error ? err.message : String(err);
+  } catch {
+    return 'unknown error';
+  }
 }

@@ -1,8 +1,6 @@
 /** In-process simulator + real CfsClient + a batcher on a fake clock, and a log capture. */
-import { Writable } from 'node:stream';
-import winston from 'winston';
 import { createSimulator, type Simulator } from '@cfs-batcher/cfs-sim';
-import { addLogTransport, CfsClient, setLogSilent, type CfsClientOptions } from '@cfs-batcher/shared';
+import { addLogSink, CfsClient, setLogSilent, type CfsClientOptions } from '@cfs-batcher/shared';
 import { DEFAULT_OPTIONS, createBatcher, type Batcher, type BatcherDeps } from '@cfs-batcher/batcher';
 import { COMMIT_A } from './fixtures';
 
@@ -21,13 +19,7 @@ export function captureLogs(): {
 } {
   setLogSilent(true);
   const lines: LogLine[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      for (const l of chunk.toString('utf8').split('\n')) if (l.trim() !== '') lines.push(JSON.parse(l) as LogLine);
-      cb();
-    },
-  });
-  const stop = addLogTransport(new winston.transports.Stream({ stream }));
+  const stop = addLogSink((line) => lines.push(JSON.parse(line) as LogLine));
   const has = (msg: string | RegExp, level?: string) =>
     lines.some(
       (l) =>

@@ -5,13 +5,11 @@
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
-import winston from 'winston';
 import {
   CFS_CLIENT_DEFAULTS,
   CfsClient,
   ConfigError,
-  addLogTransport,
+  addLogSink,
   cfsClientOptionsFromEnv,
   setLogSilent,
   startFailure,
@@ -77,14 +75,7 @@ describe('a token file that goes away', () => {
   let stopLogs: () => void;
   beforeAll(() => {
     setLogSilent(true);
-    const sink = new Writable({
-      write(chunk: Buffer, _enc, done) {
-        for (const l of chunk.toString().split('\n'))
-          if (l.trim()) lines.push(JSON.parse(l) as Record<string, unknown>);
-        done();
-      },
-    });
-    stopLogs = addLogTransport(new winston.transports.Stream({ stream: sink }));
+    stopLogs = addLogSink((line) => lines.push(JSON.parse(line) as Record<string, unknown>));
   });
   afterAll(() => {
     stopLogs();

@@ -2,7 +2,6 @@
  * telemetry.ts inside jest: manual spans through startTelemetry() with an in-memory exporter (auto-instrumentation
  * does nothing under jest, the child-process test in traces-e2e.test.ts covers it).
  */
-import { Writable } from 'node:stream';
 import { SpanStatusCode, context, diag, propagation, trace } from '@opentelemetry/api';
 import {
   BatchSpanProcessor,
@@ -10,12 +9,11 @@ import {
   SimpleSpanProcessor,
   type SpanExporter,
 } from '@opentelemetry/sdk-trace-base';
-import winston from 'winston';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import {
   ATTR,
-  addLogTransport,
+  addLogSink,
   errorAttributes,
   getLogger,
   isUntracedPath,
@@ -37,16 +35,10 @@ import {
 } from '@cfs-batcher/shared/tracing';
 import { waitFor } from '../helpers/wait';
 
-/** Collect JSON log lines through a winston Stream transport. */
+/** Collect JSON log lines through a log sink. */
 function captureLogs(): { lines: Record<string, unknown>[]; stop: () => void } {
   const lines: Record<string, unknown>[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      for (const line of chunk.toString().split('\n')) if (line.trim()) lines.push(JSON.parse(line));
-      done();
-    },
-  });
-  const stop = addLogTransport(new winston.transports.Stream({ stream: sink }));
+  const stop = addLogSink((line) => lines.push(JSON.parse(line) as Record<string, unknown>));
   return { lines, stop };
 }
 
@@ -59,7 +51,7 @@ async function stopTelemetry(t: Telemetry): Promise<void> {
   diag.disable();
 }
 
-// keep the console quiet; captureLogs() transports are added afterwards and stay active
+// keep the console quiet; captureLogs() sinks still receive every line
 beforeAll(() => setLogSilent(true));
 afterAll(() => setLogSilent(false));
 

@@ -1,0 +1,83 @@
+/**
+ * A line logged just before process.exit() arrives, with stdout a pipe or a file: the programs' fatal lines
+ * ("Configuration error: ...", "Unexpected error occurred: ...") are written that way (run-main.ts). One-shot runs of
+ * the built shared library.
+ */
+import { spawnSync } from 'node:child_process';
+import { closeSync, openSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { requireBuilt } from '../helpers/built';
+import { makeTempDir } from '../helpers/tmp';
+
+const [SHARED] = requireBuilt('shared/dist/index.js');
+
+function run(script: string, stdout: 'pipe' | number): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, ['-e', `const shared = require(${JSON.stringify(SHARED)});\n${script}`], {
+    stdio: ['ignore', stdout, 'pipe'],
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  return { status: r.status, stdout: r.stdout ?? '', stderr: r.stderr };
+}
+
+const parse = (text: string) =>
+  text
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+
+const LAST_WORDS = `
+for (let i = 0; i < 200; i++) shared.getLogger('t').info('line ' + i, { i });
+shared.getLogger('t').error('last words', { n: 1n });
+process.exit(3);
+`;
+
+it('to a pipe: every line up to the one before process.exit()', () => {
+  const r = run(LAST_WORDS, 'pipe');
+  expect(r.stderr).toBe('');
+  expect(r.status).toBe(3);
+  const lines = parse(r.stdout);
+  expect(lines).toHaveLength(201);
+  expect(lines.at(-1)).toMatchObject({ level: 'ERROR', logger: 't', message: 'last words', n: '1' });
+});
+
+it('to a file: the same', () => {
+  const tmp = makeTempDir('logger-exit');
+  try {
+    const file = path.join(tmp.dir, 'out.log');
+    const fd = openSync(file, 'w');
+    let r: ReturnType<typeof run>;
+    try {
+      r = run(LAST_WORDS, fd);
+    } finally {
+      closeSync(fd);
+    }
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(3);
+    const lines = parse(readFileSync(file, 'utf8'));
+    expect(lines).toHaveLength(201);
+    expect(lines.at(-1)).toMatchObject({ level: 'ERROR', message: 'last words' });
+  } finally {
+    tmp.cleanup();
+  }
+});
+
+it("runMain's configuration error: one ERROR line and exit 2", () => {
+  const r = run(`shared.runMain(async () => { throw new shared.ConfigError('BAD_VAR must be a number'); });`, 'pipe');
+  expect(r.status).toBe(2);
+  expect(parse(r.stdout)).toEqual([
+    expect.objectContaining({
+      level: 'ERROR',
+      logger: 'main',
+      message: 'Configuration error: BAD_VAR must be a number',
+    }),
+  ]);
+});
+
+it("runMain's unexpected error: the line with its stack, exit 1", () => {
+  const r = run(`shared.runMain(async () => { throw new TypeError('boom'); });`, 'pipe');
+  expect(r.status).toBe(1);
+  const [line] = parse(r.stdout);
+  expect(line).toMatchObject({ level: 'ERROR', message: 'Unexpected error occurred: boom' });
+  expect(String(line!.stack)).toContain('TypeError: boom');
+});
