@@ -49,7 +49,7 @@ export function loadPatchedSpec(specPath: string): Json {
     delete schemas.V3SessionStatusSessionSection.properties[key].format;
   // Real server (connexion) accepts empty query values (`ids=&status=&tags=`, as found in `next`); the validator
   // refuses them unless the parameter says allowEmptyValue. Likewise it refuses unencoded reserved characters
-  // (`ids=a,b`, `tags=k=v`, as axios sends them) unless allowReserved.
+  // (`ids=a,b` with its commas as they are, as the batcher's client sends them) unless allowReserved.
   for (const item of Object.values(doc.paths as Json)) {
     for (const op of Object.values(item as Json)) {
       for (const p of ((op as Json)?.parameters ?? []) as Json[])

@@ -216,7 +216,7 @@ function startSdk(opts: TelemetryOptions): Telemetry {
     ],
   });
   // Modules that loaded before this point are patched when required again: the patch is applied in place, so a
-  // client created earlier (axios in the CFS client) is traced too.
+  // client created earlier is traced too (the CFS transport takes `request` from node:http/node:https per call).
   /* eslint-disable @typescript-eslint/no-require-imports -- re-required for their side effect: the patch */
   require('http');
   require('https');

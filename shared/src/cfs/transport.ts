@@ -1,15 +1,21 @@
 /**
- * HTTP transport for CFS: axios with a connect timeout, a total timeout per attempt, bounded retries and
- * cancellation. It knows nothing about CFS resources; it turns every outcome into a body or a CfsError.
+ * HTTP transport for CFS on node:http (node:https is loaded only for an https: base URL): keep-alive sockets, a
+ * connect timeout, a wall-clock deadline per attempt, bounded retries and cancellation. It knows nothing about CFS
+ * resources; it turns every outcome into a body or a CfsError. (It replaced axios + axios-retry, ~12-16 MB of RSS.)
  */
 import { readFileSync, statSync } from 'node:fs';
 import http from 'node:http';
-import https from 'node:https';
-import type { Duplex } from 'node:stream';
-import axios, { AxiosError, type AxiosInstance, type AxiosRequestConfig } from 'axios';
-import axiosRetry, { exponentialDelay } from 'axios-retry';
 import { getLogger } from '../logger';
 import { CfsError } from './errors';
+import {
+  AttemptFailure,
+  CONNECT_TIMEOUT_CODE,
+  exchange,
+  pause,
+  withQuery,
+  type Answer,
+  type Exchange,
+} from './http-attempt';
 
 const log = getLogger('cfs.transport');
 
@@ -49,112 +55,60 @@ const NOT_SENT_CODES = new Set([
   'EAI_AGAIN',
   'EHOSTUNREACH',
   'ENETUNREACH',
-  'ECONNTIMEOUT',
+  CONNECT_TIMEOUT_CODE,
 ]);
-const CONNECT_TIMEOUT_CODE = 'ECONNTIMEOUT';
+const MAX_RETRIES = 20;
+const BASE_RETRY_DELAY_MS = 250;
 const MAX_RETRY_DELAY_MS = 5000;
 
-interface RetryMeta {
-  startedAt: number;
-  route: string;
-  attemptStartedAt: number;
-  /** The caller's signal; each attempt runs under it combined with its own wall-clock deadline. */
-  callerSignal?: AbortSignal;
-}
-type MetaConfig = AxiosRequestConfig & { cfsMeta?: RetryMeta };
-
-/** Destroys a socket that has not connected within `ms`, which axios' own timeout cannot tell apart. */
-function withConnectTimeout<T extends http.Agent>(agent: T, ms: number): T {
-  const original = (agent as unknown as { createConnection: (...a: unknown[]) => Duplex }).createConnection.bind(agent);
-  (agent as unknown as { createConnection: (...a: unknown[]) => Duplex }).createConnection = (...args: unknown[]) => {
-    const socket = original(...args) as Duplex & { connecting?: boolean };
-    if (socket && socket.connecting) {
-      const timer = setTimeout(() => {
-        const err = Object.assign(new Error(`connect timeout after ${ms} ms`), { code: CONNECT_TIMEOUT_CODE });
-        socket.destroy(err);
-      }, ms);
-      timer.unref();
-      const clear = () => clearTimeout(timer);
-      socket.once('connect', clear);
-      socket.once('secureConnect', clear);
-      socket.once('close', clear);
-    }
-    return socket;
-  };
-  return agent;
+function isIdempotent(method: string): boolean {
+  return method === 'GET' || method === 'DELETE' || method === 'HEAD' || method === 'PUT';
 }
 
-function isIdempotent(method: string | undefined): boolean {
-  const m = (method ?? 'get').toUpperCase();
-  return m === 'GET' || m === 'DELETE' || m === 'HEAD' || m === 'PUT';
+/** Milliseconds a Retry-After header asks for (seconds or an HTTP date), 0 when absent or unreadable. */
+function retryAfterMs(header: string | undefined, now: number): number {
+  if (!header) return 0;
+  const ms = (Number(header) || 0) * 1000 || (new Date(header).valueOf() || 0) - now;
+  return Math.max(0, ms);
+}
+
+/** Delay before retry `n` (1, 2, ...): 2^n x 250 ms or what Retry-After asks if longer, plus 0-20 % jitter. */
+function retryDelayMs(n: number, retryAfter?: string, now = Date.now()): number {
+  const delay = Math.max(2 ** n * BASE_RETRY_DELAY_MS, retryAfterMs(retryAfter, now));
+  return delay + delay * 0.2 * Math.random();
 }
 
 export class Transport {
-  private readonly http: AxiosInstance;
+  private readonly baseUrl: string;
+  /** node:http or node:https (required only for an https: base URL); `.request` is read at each call. */
+  private readonly proto: Pick<typeof http, 'request'>;
+  private readonly agent: http.Agent;
   private tokenCache?: { mtimeMs: number; token: string };
   /** The token file's last read failed (logged once per change, not per request). */
   private tokenProblem?: string;
 
   constructor(private readonly opts: TransportOptions) {
+    this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
     const ca = opts.caCertPath ? readFileSync(opts.caCertPath) : undefined;
-    this.http = axios.create({
-      baseURL: opts.baseUrl.replace(/\/+$/, ''),
-      timeout: opts.requestTimeoutMs,
-      responseType: 'text',
-      transformResponse: [(data: unknown) => data],
-      maxContentLength: opts.maxResponseBytes,
-      maxBodyLength: opts.maxResponseBytes,
-      maxRedirects: 0,
-      proxy: false,
-      httpAgent: withConnectTimeout(new http.Agent({ keepAlive: true, maxSockets: 8 }), opts.connectTimeoutMs),
-      httpsAgent: withConnectTimeout(new https.Agent({ keepAlive: true, maxSockets: 8, ca }), opts.connectTimeoutMs),
-      headers: { Accept: 'application/json' },
-    });
-    // axios' `timeout` stops counting once response headers arrive, so a trickling body could hold a call forever:
-    // every attempt (retries included: interceptors run again) also gets a wall-clock deadline.
-    this.http.interceptors.request.use((config) => {
-      const meta = (config as MetaConfig).cfsMeta;
-      if (meta) {
-        const deadline = AbortSignal.timeout(opts.requestTimeoutMs);
-        config.signal = meta.callerSignal ? AbortSignal.any([meta.callerSignal, deadline]) : deadline;
-      }
-      return config;
-    });
-    axiosRetry(this.http, {
-      retries: 20,
-      shouldResetTimeout: true,
-      retryCondition: (error) => this.shouldRetry(error),
-      retryDelay: (count, error) => {
-        const meta = (error.config as MetaConfig | undefined)?.cfsMeta;
-        const left = meta ? this.opts.retryBudgetMs - (Date.now() - meta.startedAt) : MAX_RETRY_DELAY_MS;
-        return Math.max(0, Math.min(MAX_RETRY_DELAY_MS, left, exponentialDelay(count, error, 250)));
-      },
-      onRetry: (_count, error, config) => {
-        const meta = (config as MetaConfig).cfsMeta;
-        if (meta) {
-          // The delay before the next attempt listens to the caller only (the last attempt's deadline has fired).
-          config.signal = meta.callerSignal;
-          this.report(config.method, meta.route, this.toError(error, meta.route).statusLabel, meta.attemptStartedAt);
-          meta.attemptStartedAt = Date.now();
-        }
-      },
-    });
+    if (/^https:/i.test(this.baseUrl)) {
+      const https = process.getBuiltinModule('node:https');
+      this.proto = https;
+      this.agent = new https.Agent({ keepAlive: true, maxSockets: 8, ca });
+    } else {
+      this.proto = http;
+      this.agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+    }
   }
 
-  private shouldRetry(error: AxiosError): boolean {
-    const config = error.config as MetaConfig | undefined;
-    if (!config) return false;
-    const meta = config.cfsMeta;
-    if (meta?.callerSignal?.aborted) return false;
-    // Cancelled without the caller asking: the attempt's deadline fired, i.e. a timeout after the request was sent.
-    if (axios.isCancel(error) || error.code === 'ERR_CANCELED')
-      return isIdempotent(config.method) && !!meta && Date.now() - meta.startedAt < this.opts.retryBudgetMs;
-    if (meta && Date.now() - meta.startedAt >= this.opts.retryBudgetMs) return false; // budget spent
-    const code = error.code ?? '';
-    if (NOT_SENT_CODES.has(code)) return true; // never reached the server: safe for every method
-    if (!isIdempotent(config.method)) return false; // a POST/PATCH may have been applied
-    if (!error.response) return true; // timeout, reset: repeat a read
-    return error.response.status >= 500;
+  /** Whether to try again after `error`: never after the caller's abort or past the budget; a POST/PATCH only when
+   * it certainly never left; a read also after a timeout, a reset, a cut or oversized body, or a 5xx. */
+  private shouldRetry(method: string, error: CfsError, startedAt: number, signal?: AbortSignal): boolean {
+    if (signal?.aborted || error.kind === 'aborted') return false;
+    if (Date.now() - startedAt >= this.opts.retryBudgetMs) return false; // budget spent
+    if (error.notSent) return true; // never reached the server: safe for every method
+    if (!isIdempotent(method)) return false; // a POST/PATCH may have been applied
+    if (error.kind !== 'http') return true; // no (complete) answer: repeat a read
+    return (error.status ?? 0) >= 500;
   }
 
   private bearerToken(): string | undefined {
@@ -179,124 +133,100 @@ export class Transport {
     }
   }
 
-  private report(method: string | undefined, route: string, status: string, startedAt: number): void {
-    this.opts.onRequest?.({
-      method: (method ?? 'GET').toUpperCase(),
-      route,
-      status,
-      durationMs: Date.now() - startedAt,
-    });
+  private report(method: string, route: string, status: string, startedAt: number): void {
+    this.opts.onRequest?.({ method, route, status, durationMs: Date.now() - startedAt });
   }
 
   /** Performs one call (with retries) and returns the parsed JSON body, or undefined for an empty body. */
   async call(spec: CallSpec): Promise<unknown> {
-    const url = `${this.opts.baseUrl.replace(/\/+$/, '')}${spec.path}`;
-    if (spec.signal?.aborted)
-      throw new CfsError('aborted', `request aborted: ${spec.method} ${url}`, spec.method, url, spec.route);
+    const { method, route, signal } = spec;
+    const url = `${this.baseUrl}${spec.path}`;
+    if (signal?.aborted) throw this.aborted(method, url, route);
     const token = this.bearerToken();
-    const config: MetaConfig = {
-      method: spec.method,
-      url: spec.path,
-      params: spec.params,
-      data: spec.body === undefined ? undefined : JSON.stringify(spec.body),
-      headers: {
-        ...(spec.body === undefined ? {} : { 'Content-Type': 'application/json' }),
-        ...(token ? { Authorization: `Bearer ${token}` } : {}),
-      },
-      cfsMeta: { startedAt: Date.now(), attemptStartedAt: Date.now(), route: spec.route, callerSignal: spec.signal },
+    const body = spec.body === undefined ? undefined : Buffer.from(JSON.stringify(spec.body), 'utf8');
+    const headers: http.OutgoingHttpHeaders = { Accept: 'application/json' };
+    if (body) Object.assign(headers, { 'Content-Type': 'application/json', 'Content-Length': body.length });
+    if (token) headers.Authorization = `Bearer ${token}`;
+    const x: Exchange = {
+      request: this.proto.request, // read per call: a tracing patch applied after construction is honoured
+      agent: this.agent,
+      url: withQuery(url, spec.params),
+      method,
+      headers,
+      body,
+      connectTimeoutMs: this.opts.connectTimeoutMs,
+      deadlineMs: this.opts.requestTimeoutMs,
+      maxResponseBytes: this.opts.maxResponseBytes,
+      signal,
     };
-    let text: string;
-    try {
-      const response = await this.http.request<string>(config);
-      text = typeof response.data === 'string' ? response.data : '';
-      this.report(spec.method, spec.route, String(response.status), config.cfsMeta!.attemptStartedAt);
-    } catch (err) {
-      const error = this.toError(err, spec.route, spec.method, url, spec.signal);
-      this.report(spec.method, spec.route, error.statusLabel, config.cfsMeta!.attemptStartedAt);
-      throw error;
+    const startedAt = Date.now();
+    for (let retry = 1; ; retry++) {
+      const attemptStartedAt = Date.now();
+      const answer = await exchange(x).catch((err: unknown) => this.toError(err, method, url, route));
+      if (!(answer instanceof CfsError) && answer.status >= 200 && answer.status < 300) {
+        this.report(method, route, String(answer.status), attemptStartedAt);
+        return this.parse(answer.text, method, url, route);
+      }
+      const error = answer instanceof CfsError ? answer : this.httpError(answer, method, url, route);
+      this.report(method, route, error.statusLabel, attemptStartedAt);
+      if (retry > MAX_RETRIES || !this.shouldRetry(method, error, startedAt, signal)) throw error;
+      const left = this.opts.retryBudgetMs - (Date.now() - startedAt);
+      const asked = answer instanceof CfsError ? undefined : answer.retryAfter;
+      const delay = Math.max(0, Math.min(MAX_RETRY_DELAY_MS, left, retryDelayMs(retry, asked)));
+      if (await pause(delay, signal)) throw this.aborted(method, url, route);
     }
+  }
+
+  private parse(text: string, method: string, url: string, route: string): unknown {
     if (text.trim() === '') return undefined;
     try {
       return JSON.parse(text) as unknown;
     } catch (err) {
-      throw new CfsError(
-        'invalid-response',
-        `Non-JSON response from CFS for ${spec.method} ${url}: ${(err as Error).message}`,
-        spec.method,
-        url,
-        spec.route,
-        200,
-        text.slice(0, 200),
-      );
+      const message = `Non-JSON response from CFS for ${method} ${url}: ${(err as Error).message}`;
+      throw new CfsError('invalid-response', message, method, url, route, 200, text.slice(0, 200));
     }
   }
 
-  /** Maps whatever axios threw onto a CfsError. */
-  toError(err: unknown, route: string, method?: string, url?: string, callerSignal?: AbortSignal): CfsError {
-    if (err instanceof CfsError) return err;
-    const ax = err as AxiosError;
-    const m = (method ?? ax.config?.method ?? 'GET').toUpperCase();
-    const u = url ?? `${ax.config?.baseURL ?? ''}${ax.config?.url ?? ''}`;
-    if (axios.isCancel(err) || ax.code === 'ERR_CANCELED') {
-      const caller = callerSignal ?? (ax.config as MetaConfig | undefined)?.cfsMeta?.callerSignal;
-      if (caller?.aborted)
-        return new CfsError('aborted', `request aborted: ${m} ${u}`, m, u, route, undefined, undefined, false);
-      return new CfsError(
-        'timeout',
-        `timeout (${this.opts.requestTimeoutMs} ms deadline) calling CFS ${m} ${u}`,
-        m,
-        u,
-        route,
-      );
+  private aborted(method: string, url: string, route: string): CfsError {
+    return new CfsError('aborted', `request aborted: ${method} ${url}`, method, url, route);
+  }
+
+  /** A complete answer outside 2xx (redirects are not followed): the status, the body parsed if it is JSON. */
+  private httpError(answer: Answer, method: string, url: string, route: string): CfsError {
+    let body: unknown = answer.text;
+    try {
+      body = JSON.parse(answer.text);
+    } catch {
+      /* keep the text */
     }
-    if (ax.response) {
-      const status = ax.response.status;
-      let body: unknown = ax.response.data;
-      if (typeof body === 'string') {
-        try {
-          body = JSON.parse(body);
-        } catch {
-          /* keep the text */
-        }
-      }
-      const raw = body && typeof body === 'object' ? (body as { detail?: unknown }).detail : undefined;
-      const detail = typeof raw === 'string' ? raw.slice(0, 500) : '';
-      return new CfsError(
-        'http',
-        `${status} from CFS for ${m} ${u}${detail ? `: ${detail}` : ''}`,
-        m,
-        u,
-        route,
-        status,
-        body,
-      );
-    }
-    const code = ax.code ?? '';
+    const raw = body && typeof body === 'object' ? (body as { detail?: unknown }).detail : undefined;
+    const detail = typeof raw === 'string' ? raw.slice(0, 500) : '';
+    const message = `${answer.status} from CFS for ${method} ${url}${detail ? `: ${detail}` : ''}`;
+    return new CfsError('http', message, method, url, route, answer.status, body);
+  }
+
+  /** Maps an exchange that ended without an answer onto a CfsError. */
+  private toError(err: unknown, method: string, url: string, route: string): CfsError {
+    const failure = err instanceof AttemptFailure ? err : undefined;
+    const code = failure?.code ?? (err as NodeJS.ErrnoException).code ?? '';
     const notSent = NOT_SENT_CODES.has(code);
+    switch (failure?.reason) {
+      case 'aborted':
+        return this.aborted(method, url, route);
+      case 'deadline': {
+        const message = `timeout (${this.opts.requestTimeoutMs} ms deadline) calling CFS ${method} ${url}`;
+        return new CfsError('timeout', message, method, url, route);
+      }
+      case 'too-large': {
+        const message = `bad response from CFS for ${method} ${url}: ${failure.message}`;
+        return new CfsError('invalid-response', message, method, url, route);
+      }
+    }
     if (code === 'ECONNABORTED' || code === 'ETIMEDOUT' || code === CONNECT_TIMEOUT_CODE) {
-      return new CfsError(
-        'timeout',
-        `timeout (${code}) calling CFS ${m} ${u}`,
-        m,
-        u,
-        route,
-        undefined,
-        undefined,
-        notSent,
-      );
+      const message = `timeout (${code}) calling CFS ${method} ${url}`;
+      return new CfsError('timeout', message, method, url, route, undefined, undefined, notSent);
     }
-    if (code === 'ERR_FR_MAX_BODY_LENGTH_EXCEEDED' || code === 'ERR_BAD_RESPONSE') {
-      return new CfsError('invalid-response', `bad response from CFS for ${m} ${u}: ${ax.message}`, m, u, route);
-    }
-    return new CfsError(
-      'unreachable',
-      `cannot reach CFS at ${u}: ${code || ax.message}`,
-      m,
-      u,
-      route,
-      undefined,
-      undefined,
-      notSent,
-    );
+    const message = `cannot reach CFS at ${url}: ${code || (err as Error).message}`;
+    return new CfsError('unreachable', message, method, url, route, undefined, undefined, notSent);
   }
 }
