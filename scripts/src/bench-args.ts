@@ -17,6 +17,8 @@ export interface Args extends HealthArgs {
   rebuild: boolean;
   /** Another build's batcher entry, relative to the repository (back-to-back before/after runs). */
   batcherScript?: string;
+  /** Cycle bench with tracing on: spans exported over OTLP/HTTP to a local sink. */
+  tracing: boolean;
 }
 
 export function parseBenchArgs(argv: readonly string[]): Args {
@@ -38,6 +40,7 @@ export function parseBenchArgs(argv: readonly string[]): Args {
       transport: { type: 'string' },
       'node-options': { type: 'string' },
       'no-rebuild': { type: 'boolean', default: false },
+      tracing: { type: 'boolean', default: false },
       batcher: { type: 'string' },
       quick: { type: 'boolean', default: false },
     },
@@ -55,6 +58,7 @@ export function parseBenchArgs(argv: readonly string[]): Args {
     detectCheckIntervalS: 1,
     transport: 'nodelay',
     rebuild: !v['no-rebuild'],
+    tracing: v.tracing === true,
     ...(v['node-options'] !== undefined ? { nodeOptions: v['node-options'] } : {}),
     ...(v.batcher !== undefined ? { batcherScript: v.batcher } : {}),
   };

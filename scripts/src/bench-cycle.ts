@@ -7,6 +7,8 @@
  * with every session still in flight and the time to a rebuilt state is measured.
  * The batcher runs as its own process with the manifest's NODE_OPTIONS (or the bench's --node-options).
  */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -125,6 +127,19 @@ export interface CycleBenchOptions {
   rebuild?: boolean;
   /** The batcher's entry script, relative to the repository (another build, for before/after runs). */
   batcherScript?: string;
+  /** Tracing on: every span exported over OTLP/HTTP to a sink on 127.0.0.1 that accepts and drops it. */
+  tracing?: boolean;
+}
+
+/** An OTLP/HTTP endpoint that answers every export with 200 (what the batcher pays to trace, not the collector). */
+async function startTraceSink(): Promise<{ url: string; close: () => void }> {
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'Content-Type': 'application/json' }).end('{}'));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, close: () => void server.close() };
 }
 
 export async function runCycleBench(n: number, o: CycleBenchOptions): Promise<CycleRun> {
@@ -141,7 +156,11 @@ export async function runCycleBench(n: number, o: CycleBenchOptions): Promise<Cy
     }),
   );
   const { child: sim, origin } = await startSim(scenario);
-  const env = {
+  const sink = o.tracing ? await startTraceSink() : null;
+  const env: Record<string, string> = {
+    ...(sink
+      ? { OTEL_SDK_DISABLED: 'false', OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_TRACES_EXPORTER: 'otlp' }
+      : { OTEL_SDK_DISABLED: 'true' }),
     CFS_API_URL: `${origin}/v3`,
     METRICS_PORT: '0',
     NODE_OPTIONS: o.nodeOptions,
@@ -228,6 +247,7 @@ export async function runCycleBench(n: number, o: CycleBenchOptions): Promise<Cy
   } finally {
     await batcher.stop();
     await sim.stop();
+    sink?.close();
     rmSync(dir, { recursive: true, force: true });
     await sleep(200);
   }

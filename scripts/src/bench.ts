@@ -78,6 +78,7 @@ async function main(): Promise<void> {
             log,
             transport: args.transport,
             rebuild: args.rebuild,
+            tracing: args.tracing,
             batcherScript: args.batcherScript,
           });
           cycle[n].push(run);
@@ -190,13 +191,14 @@ async function main(): Promise<void> {
     runs: args.runs,
     batcherNodeOptions: nodeOptions,
     simTransport: args.transport,
+    tracing: args.tracing,
     batcher: args.batcherScript ?? 'batcher/dist/main.js',
   };
   writeFileSync(
     path.join(outDir, `${stamp}.json`),
     JSON.stringify({ meta, cycle, livez, detect, falseRestarts, soak, errors }, null, 2),
   );
-  const md = `# Benchmarks ${started.toISOString()}\n\nNode ${process.version}, ${meta.cpus} CPUs, ${args.runs} run(s) each, batcher NODE_OPTIONS=${nodeOptions}, simulator transport ${args.transport}.\n\n${table}\n${errors.length ? `\nErrors:\n${errors.map((e) => `- ${e}`).join('\n')}\n` : ''}`;
+  const md = `# Benchmarks ${started.toISOString()}\n\nNode ${process.version}, ${meta.cpus} CPUs, ${args.runs} run(s) each, batcher NODE_OPTIONS=${nodeOptions}, simulator transport ${args.transport}, tracing ${args.tracing ? 'on (OTLP/HTTP to a local sink)' : 'off'}.\n\n${table}\n${errors.length ? `\nErrors:\n${errors.map((e) => `- ${e}`).join('\n')}\n` : ''}`;
   writeFileSync(path.join(outDir, `${stamp}.md`), md);
   log(`\n${table}\n\nwritten: bench-results/${stamp}.json and .md`);
   if (errors.length > 0) {
