@@ -10,7 +10,8 @@
  * issue asks 1800 for outages, 600 for saturation), --check-interval S (10, the CFS default; false-restart pods),
  * --detect-interval S (1; detection pods), --transport nodelay|python (the simulator's, cycle bench),
  * --node-options="..." (written with =, the batcher's, instead of the manifest's), --no-rebuild (skip the restart measurement),
- * --batcher PATH (another build's entry script, relative to the repository, for back-to-back before/after runs).
+ * --batcher PATH (another build's entry script, relative to the repository, for back-to-back before/after runs),
+ * --tracing (cycle bench with the tracing SDK on, spans exported to a local OTLP sink).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
