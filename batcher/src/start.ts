@@ -8,7 +8,7 @@
  * heartbeat and exit 0.
  */
 import type { Server } from 'node:http';
-import { CfsClient, errorMessage, setLogLevel, startFailure } from '@cfs-batcher/shared';
+import { CfsClient, errorMessage, exitAfterLogs, setLogLevel, startFailure } from '@cfs-batcher/shared';
 import { monotonicClock } from './clock';
 import { loadConfig } from './config';
 import { noteCfsAnswer } from './creating';
@@ -32,13 +32,13 @@ export interface StartOptions {
   wrapPhases?: (phases: Phases) => Phases;
 }
 
-function fatal(what: string, err: unknown): never {
+function fatal(what: string, err: unknown): void {
   log.error('Unexpected error occurred', {
     cause: what,
     error: errorMessage(err),
     stack: err instanceof Error ? err.stack : undefined,
   });
-  process.exit(1);
+  exitAfterLogs(1);
 }
 
 /**

@@ -86,10 +86,32 @@ export function addLogSink(sink: LogSink): () => void {
   };
 }
 
+/** A thrown value as text; never throws itself (a BigInt, a cycle or undefined must not skip the exit after it). */
 export function errorMessage(err: unknown): string {
   if (err instanceof Error) return err.message;
-  return typeof err === 'string' ? err : JSON.stringify(err);
+  if (typeof err === 'string') return err;
+  try {
+    return JSON.stringify(err) ?? String(err);
+  } catch {
+    return describe(err);
+  }
 }
+
+/**
+ * Exit with `code` once stdout has taken every line (at most `maxWaitMs`): a pipe whose reader is slow holds the
+ * last lines in node's buffer, and process.exit() would drop them, the fatal line first, possibly cut mid-line.
+ */
+export function exitAfterLogs(code: number, maxWaitMs = 2000): void {
+  process.exitCode = code;
+  const exit = () => process.exit(code);
+  if (process.stdout.writableLength === 0) return exit();
+  process.stdout.once('drain', exit);
+  setTimeout(exit, maxWaitMs);
+}
+
+// A closed stdout (the log reader gone) reports EPIPE as an 'error' event, not to write()'s caller: without a
+// listener it would crash the process from inside a log call. The lines are lost either way; the loop is not.
+process.stdout.on('error', () => undefined);
 
 function emit(level: CfsLogLevel, name: string, message: string, meta: Record<string, unknown> | undefined): void {
   let record: Record<string, unknown>;

@@ -5,7 +5,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConfigError } from './env';
-import { getLogger } from './logger';
+import { exitAfterLogs, getLogger } from './logger';
 
 /** Exit code of a program that refuses its configuration (bad variable, unreadable file, bad argument). */
 export const EXIT_CONFIG_ERROR = 2;
@@ -31,14 +31,15 @@ export function startFailure(err: unknown): { line: string; code: number } | nul
 }
 
 /**
- * Log a start-up failure as one ERROR line and exit with its code. Returns false (and does nothing) for any other
+ * Log a start-up failure as one ERROR line and exit with its code once logged (true). Returns false (and does nothing) for any other
  * error, which the caller handles as it always did.
  */
 export function exitOnStartFailure(err: unknown): boolean {
   const failure = startFailure(err);
   if (!failure) return false;
   log.error(failure.line);
-  process.exit(failure.code);
+  exitAfterLogs(failure.code);
+  return true;
 }
 
 /**
@@ -56,7 +57,7 @@ export function runMain(main: () => Promise<number | void>, onError?: (err: unkn
       log.error(`Unexpected error occurred: ${(err as Error)?.message ?? String(err)}`, {
         stack: (err as Error)?.stack,
       });
-      process.exit(1);
+      exitAfterLogs(1);
     },
   );
 }

@@ -190,6 +190,8 @@ describe('isPlainSession and the other answers', () => {
       '{"name":"s","__proto__":{}}',
       '{"name":"s","status":{"session":{"__proto__":{}}}}',
       '{"name":"s","ansible":{"limit":7}}',
+      '{"name":"s","ansible":{"verbosity":1e400}}',
+      '{"name":"s","ansible":{"verbosity":-1e400}}',
       '{"name":"s","configuration":{"name":null}}',
       '{"name":"s","status":{"session":{"status":null}}}',
       '{"name":"s","tags":[]}',

@@ -3,7 +3,7 @@
  * ("Configuration error: ...", "Unexpected error occurred: ...") are written that way (run-main.ts). One-shot runs of
  * the built shared library.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { requireBuilt } from '../helpers/built';
@@ -80,4 +80,51 @@ it("runMain's unexpected error: the line with its stack, exit 1", () => {
   const [line] = parse(r.stdout);
   expect(line).toMatchObject({ level: 'ERROR', message: 'Unexpected error occurred: boom' });
   expect(String(line!.stack)).toContain('TypeError: boom');
+});
+
+/** Spawns the script with stdout and stderr piped; resolves on exit with what was read. */
+function start(script: string) {
+  const child = spawn(process.execPath, ['-e', `const shared = require(${JSON.stringify(SHARED)});\n${script}`], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  const exited = new Promise<{ code: number | null; stderr: string }>((resolve) =>
+    child.once('close', (code) => resolve({ code, stderr })),
+  );
+  return { child, exited, stderrSoFar: () => stderr };
+}
+
+it('a log reader that went away (EPIPE) does not kill the program', async () => {
+  const { child, exited } = start(`
+    let rounds = 0;
+    const t = setInterval(() => {
+      for (let k = 0; k < 50; k++) shared.getLogger('t').info('x'.repeat(200));
+      if (++rounds === 40) { clearInterval(t); process.stderr.write('still alive\\n'); process.exit(0); }
+    }, 5);`);
+  child.stdout.once('data', () => child.stdout.destroy()); // the reader closes its end after the first chunk
+  const r = await exited;
+  expect(r.stderr).toContain('still alive');
+  expect(r.code).toBe(0);
+});
+
+it('exitAfterLogs: a slow reader still gets every line, the last one whole', async () => {
+  const { child, exited, stderrSoFar } = start(`
+    for (let i = 0; i < 3000; i++) shared.getLogger('t').info('line ' + i, { pad: 'y'.repeat(80) });
+    shared.getLogger('t').error('last words');
+    process.stderr.write('queued\\n');
+    shared.exitAfterLogs(3);`);
+  child.stdout.pause(); // nothing read until the child has queued everything (more than a pipe holds)
+  await new Promise<void>((resolve) => {
+    const check = () => (stderrSoFar().includes('queued') ? resolve() : child.stderr.once('data', check));
+    check();
+  });
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+  child.stdout.resume();
+  const r = await exited;
+  expect(r.code).toBe(3);
+  const lines = parse(out);
+  expect(lines).toHaveLength(3001);
+  expect(lines.at(-1)).toMatchObject({ level: 'ERROR', message: 'last words' });
 });

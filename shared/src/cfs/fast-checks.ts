@@ -77,7 +77,8 @@ export const isPlainComponent: FastCheck = (x) =>
   optString(x.logs);
 
 const optNullableString = (v: unknown): boolean => v === undefined || v === null || typeof v === 'string';
-const optNullableNumber = (v: unknown): boolean => v === undefined || v === null || typeof v === 'number';
+// finite: JSON.parse gives Infinity for 1e400, which z.number() refuses
+const optNullableNumber = (v: unknown): boolean => v === undefined || v === null || Number.isFinite(v);
 const optPlainRecord = (v: unknown, rule: (r: Record<string, unknown>) => boolean): boolean =>
   v === undefined || (isPlainRecord(v) && rule(v));
 

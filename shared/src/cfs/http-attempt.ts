@@ -37,6 +37,8 @@ export class AttemptFailure extends Error {
     readonly reason: FailureReason,
     readonly code: string,
     message: string,
+    /** The socket had connected (or came connected from the pool): request bytes may have left, whatever the code. */
+    readonly connected = false,
   ) {
     super(message);
   }
@@ -47,6 +49,7 @@ export function exchange(x: Exchange): Promise<Answer> {
     let req: http.ClientRequest | undefined;
     let connectTimer: NodeJS.Timeout | undefined;
     let settled = false;
+    let connected = false;
     const settle = (failure: AttemptFailure | undefined, answer?: Answer): void => {
       if (settled) return;
       settled = true;
@@ -59,7 +62,7 @@ export function exchange(x: Exchange): Promise<Answer> {
       } else resolve(answer!);
     };
     const fail = (reason: FailureReason, code: string, message: string) =>
-      settle(new AttemptFailure(reason, code, message));
+      settle(new AttemptFailure(reason, code, message, connected));
     const onAbort = () => fail('aborted', 'ERR_CANCELED', 'aborted by the caller');
     const tooLarge = () =>
       fail('too-large', 'ERR_BAD_RESPONSE', `maxContentLength size of ${x.maxResponseBytes} exceeded`);
@@ -79,7 +82,9 @@ export function exchange(x: Exchange): Promise<Answer> {
     // Stays attached after settling: destroying a request can still emit 'error' ("socket hang up").
     req.on('error', (err: NodeJS.ErrnoException) => fail('network', err.code ?? '', err.message));
     req.once('socket', (socket) => {
-      if (!socket.connecting || settled) return; // a keep-alive socket from the pool is already connected
+      connected = !socket.connecting; // a keep-alive socket from the pool is already connected
+      if (connected || settled) return;
+      socket.once('connect', () => void (connected = true));
       connectTimer = setTimeout(() => {
         const err = Object.assign(new Error(`connect timeout after ${x.connectTimeoutMs} ms`), {
           code: CONNECT_TIMEOUT_CODE,

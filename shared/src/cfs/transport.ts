@@ -209,7 +209,8 @@ export class Transport {
   private toError(err: unknown, method: string, url: string, route: string): CfsError {
     const failure = err instanceof AttemptFailure ? err : undefined;
     const code = failure?.code ?? (err as NodeJS.ErrnoException).code ?? '';
-    const notSent = NOT_SENT_CODES.has(code);
+    // EHOSTUNREACH and the like can also end an established connection: only a socket that never connected is proof
+    const notSent = NOT_SENT_CODES.has(code) && !failure?.connected;
     switch (failure?.reason) {
       case 'aborted':
         return this.aborted(method, url, route);
