@@ -1,8 +1,9 @@
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CfsClient, CfsError, chunkIds, nextToParams, type RequestInfo } from '@cfs-batcher/shared';
+import { CfsClient, chunkIds, nextToParams, type RequestInfo } from '@cfs-batcher/shared';
 import { hang, json, startFakeServer, text, type FakeServer } from './fake-server';
+import { failure } from '../helpers/cfs-failure';
 
 let server: FakeServer;
 const requests: RequestInfo[] = [];
@@ -15,16 +16,6 @@ const client = (extra: Partial<ConstructorParameters<typeof CfsClient>[0]> = {})
     onRequest: (r) => requests.push(r),
     ...extra,
   });
-
-async function failure(p: Promise<unknown>): Promise<CfsError> {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).toBeInstanceOf(CfsError);
-    return err as CfsError;
-  }
-  throw new Error('expected the call to fail');
-}
 
 beforeEach(async () => {
   server = await startFakeServer();

@@ -16,7 +16,8 @@ import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { CfsClient, CfsError, type CfsClientOptions, type RequestInfo } from '@cfs-batcher/shared';
+import { CfsClient, type CfsClientOptions, type RequestInfo } from '@cfs-batcher/shared';
+import { failure } from '../helpers/cfs-failure';
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse, body: string) => void;
 
@@ -107,16 +108,6 @@ const client = (extra: Partial<CfsClientOptions> = {}) =>
     onRequest: (r) => requests.push(r),
     ...extra,
   });
-
-async function failure(p: Promise<unknown>): Promise<CfsError> {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).toBeInstanceOf(CfsError);
-    return err as CfsError;
-  }
-  throw new Error('expected the call to fail');
-}
 
 beforeEach(async () => {
   server = await startHostile();
