@@ -45,7 +45,13 @@ describe('cfsClientOptionsFromEnv', () => {
       'Configuration error: CFS_API_URL="file:///etc/passwd" is not an http or https URL',
     ],
     [{ CFS_CONNECT_TIMEOUT_MS: '1.5' }, 'Configuration error: CFS_CONNECT_TIMEOUT_MS="1.5" is not an integer'],
-    [{ CFS_REQUEST_TIMEOUT_MS: '0' }, 'Configuration error: CFS_REQUEST_TIMEOUT_MS=0 is below 1'],
+    [{ CFS_REQUEST_TIMEOUT_MS: '0' }, 'Configuration error: CFS_REQUEST_TIMEOUT_MS=0 is outside 1..600000'],
+    // above 2^31-1 ms Node fires a timer at once: every call would time out
+    [
+      { CFS_REQUEST_TIMEOUT_MS: '2147483648' },
+      'Configuration error: CFS_REQUEST_TIMEOUT_MS=2147483648 is outside 1..600000',
+    ],
+    [{ CFS_RETRY_BUDGET_MS: '86400000' }, 'Configuration error: CFS_RETRY_BUDGET_MS=86400000 is outside 0..600000'],
     [{ CA_CERT: '/nonexistent/ca.crt' }, 'Configuration error: CA_CERT=/nonexistent/ca.crt cannot be read (ENOENT)'],
     [
       { CFS_TOKEN_FILE: '/nonexistent/token' },

@@ -91,7 +91,7 @@ const sidecarEnv = (extra: Record<string, string>): Record<string, string> => ({
   test('sidecar check: a configuration error exits 2 too (not 1, which means unhealthy)', async () => {
     const r = await runToExit(SIDECAR, ['check', '--standalone'], sidecarEnv({ CFS_RETRY_BUDGET_MS: '-5' }));
     expect(r.code).toBe(2);
-    expect(r.errors).toEqual(['Configuration error: CFS_RETRY_BUDGET_MS=-5 is below 0']);
+    expect(r.errors).toEqual(['Configuration error: CFS_RETRY_BUDGET_MS=-5 is outside 0..600000']);
   });
 
   test('sidecar: a busy port is EADDRINUSE with the port, exit 1', async () => {

@@ -103,9 +103,11 @@ export interface SessionPage {
 export function cfsClientOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): CfsClientOptions {
   return {
     baseUrl: envHttpUrl(env, 'CFS_API_URL', CFS_CLIENT_DEFAULTS.baseUrl),
-    connectTimeoutMs: envInt(env, 'CFS_CONNECT_TIMEOUT_MS', CFS_CLIENT_DEFAULTS.connectTimeoutMs, 1),
-    requestTimeoutMs: envInt(env, 'CFS_REQUEST_TIMEOUT_MS', CFS_CLIENT_DEFAULTS.requestTimeoutMs, 1),
-    retryBudgetMs: envInt(env, 'CFS_RETRY_BUDGET_MS', CFS_CLIENT_DEFAULTS.retryBudgetMs, 0),
+    // at most 10 minutes: a timer above 2^31-1 ms fires at once (every call would time out), and a call longer than
+    // minutes would hold the loop past any liveness window
+    connectTimeoutMs: envInt(env, 'CFS_CONNECT_TIMEOUT_MS', CFS_CLIENT_DEFAULTS.connectTimeoutMs, 1, 600_000),
+    requestTimeoutMs: envInt(env, 'CFS_REQUEST_TIMEOUT_MS', CFS_CLIENT_DEFAULTS.requestTimeoutMs, 1, 600_000),
+    retryBudgetMs: envInt(env, 'CFS_RETRY_BUDGET_MS', CFS_CLIENT_DEFAULTS.retryBudgetMs, 0, 600_000),
     // read once here so a missing or unreadable file stops the program at start with a line that names it
     caCertPath: envReadableFile(env, 'CA_CERT'),
     tokenFile: envReadableFile(env, 'CFS_TOKEN_FILE'),
