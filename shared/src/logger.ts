@@ -182,8 +182,8 @@ const sorted = (record: Record<string, unknown>) => plain(record) as Record<stri
 
 /**
  * A JSON-safe copy: keys sorted, a cycle as "[Circular]", BigInt as a string, an Error as its message, stack and
- * primitive own fields (JSON.stringify alone gives `{}`; other fields, an AxiosError's config with its token, stay
- * out), toJSON honoured, a throwing getter marked.
+ * primitive own fields (JSON.stringify alone gives `{}`; object fields, such as a request config holding a token,
+ * stay out), toJSON honoured, a throwing getter marked.
  */
 function plain(value: unknown, ancestors = new Set<object>()): unknown {
   if (typeof value === 'bigint') return value.toString();

@@ -78,6 +78,15 @@ function agreesWithSchema(x: unknown, rule: AnswerRule<unknown> = ANSWER_RULES.c
   }
 }
 
+/** Each JSON text is refused by the rule's fast path (zod decides), and zod agrees with whatever it would accept. */
+function expectFastPathRefuses(texts: string[], rule: AnswerRule<unknown> = ANSWER_RULES.component): void {
+  for (const text of texts) {
+    const x = JSON.parse(text) as unknown;
+    expect(rule.fast(x)).toBe(false);
+    agreesWithSchema(x, rule);
+  }
+}
+
 describe('isPlainComponent', () => {
   test('accepts only records the schema accepts unchanged', () => {
     fc.assert(
@@ -87,7 +96,7 @@ describe('isPlainComponent', () => {
   });
 
   test('refuses the JSON shapes zod treats specially', () => {
-    const cases = [
+    expectFastPathRefuses([
       '{"id":"a","__proto__":{"x":1}}',
       '{"id":"a","tags":{"__proto__":"v"}}',
       '{"id":"a","desired_state":[{"__proto__":{}}]}',
@@ -95,12 +104,7 @@ describe('isPlainComponent', () => {
       '{"id":"a","error_count":null}',
       '{"id":""}',
       '[{"id":"a"}]',
-    ];
-    for (const c of cases) {
-      const x = JSON.parse(c) as unknown;
-      expect(isPlainComponent(x)).toBe(false);
-      agreesWithSchema(x);
-    }
+    ]);
   });
 
   test('takes the usual pending record (otherwise the fast path would be dead code)', () => {
@@ -186,22 +190,20 @@ describe('isPlainSession and the other answers', () => {
   });
 
   test('isPlainSession refuses the JSON shapes zod treats specially', () => {
-    const cases = [
-      '{"name":"s","__proto__":{}}',
-      '{"name":"s","status":{"session":{"__proto__":{}}}}',
-      '{"name":"s","ansible":{"limit":7}}',
-      '{"name":"s","ansible":{"verbosity":1e400}}',
-      '{"name":"s","ansible":{"verbosity":-1e400}}',
-      '{"name":"s","configuration":{"name":null}}',
-      '{"name":"s","status":{"session":{"status":null}}}',
-      '{"name":"s","tags":[]}',
-      '{"name":""}',
-    ];
-    for (const c of cases) {
-      const x = JSON.parse(c) as unknown;
-      expect(isPlainSession(x)).toBe(false);
-      agreesWithSchema(x, ANSWER_RULES.session);
-    }
+    expectFastPathRefuses(
+      [
+        '{"name":"s","__proto__":{}}',
+        '{"name":"s","status":{"session":{"__proto__":{}}}}',
+        '{"name":"s","ansible":{"limit":7}}',
+        '{"name":"s","ansible":{"verbosity":1e400}}',
+        '{"name":"s","ansible":{"verbosity":-1e400}}',
+        '{"name":"s","configuration":{"name":null}}',
+        '{"name":"s","status":{"session":{"status":null}}}',
+        '{"name":"s","tags":[]}',
+        '{"name":""}',
+      ],
+      ANSWER_RULES.session,
+    );
   });
 
   test('takes the usual session (otherwise the fast path would be dead code)', () => {
@@ -245,8 +247,9 @@ describe('isPlainSession and the other answers', () => {
       ),
       { numRuns: 500 },
     );
-    for (const c of ['{"components":[],"next":{"__proto__":{}}}', '{"__proto__":{},"components":[]}', '[]']) {
-      expect(ANSWER_RULES.componentPage.fast(JSON.parse(c))).toBe(false);
-    }
+    expectFastPathRefuses(
+      ['{"components":[],"next":{"__proto__":{}}}', '{"__proto__":{},"components":[]}', '[]'],
+      ANSWER_RULES.componentPage,
+    );
   });
 });
