@@ -13,6 +13,8 @@ export interface Args extends HealthArgs {
   transport: 'nodelay' | 'python';
   /** The batcher's NODE_OPTIONS instead of the manifest's. */
   nodeOptions?: string;
+  /** Node/V8 flags on the batcher's command line instead of the image's (space-separated). */
+  nodeFlags?: string[];
   /** Measure a restart's rebuild in the cycle bench. */
   rebuild: boolean;
   /** Another build's batcher entry, relative to the repository (back-to-back before/after runs). */
@@ -39,6 +41,7 @@ export function parseBenchArgs(argv: readonly string[]): Args {
       'detect-interval': { type: 'string' },
       transport: { type: 'string' },
       'node-options': { type: 'string' },
+      'node-flags': { type: 'string' },
       'no-rebuild': { type: 'boolean', default: false },
       tracing: { type: 'boolean', default: false },
       batcher: { type: 'string' },
@@ -49,7 +52,7 @@ export function parseBenchArgs(argv: readonly string[]): Args {
     runs: 3,
     sizes: [1000, 10_000, 50_000, 100_000],
     livezSeconds: 10,
-    only: new Set(['cycle', 'livez', 'detect', 'false-restarts', 'soak']),
+    only: new Set(['cycle', 'floor', 'livez', 'detect', 'false-restarts', 'soak']),
     soak: { components: 12_000, ambiguous: 1000 },
     detectRuns: 5,
     conditions: [...CONDITIONS],
@@ -60,6 +63,7 @@ export function parseBenchArgs(argv: readonly string[]): Args {
     rebuild: !v['no-rebuild'],
     tracing: v.tracing === true,
     ...(v['node-options'] !== undefined ? { nodeOptions: v['node-options'] } : {}),
+    ...(v['node-flags'] !== undefined ? { nodeFlags: v['node-flags'].split(/\s+/).filter(Boolean) } : {}),
     ...(v.batcher !== undefined ? { batcherScript: v.batcher } : {}),
   };
   if (v.transport !== undefined) {

@@ -14,6 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { readHeartbeat, type Heartbeat } from '@cfs-batcher/shared';
 import { httpJson, rssMb, sleep, startNode, startSim } from './bench-procs';
+import type { Proc } from './proc';
 import { waitFor } from './wait';
 import { median, procStatCpuTicks } from './bench-stats';
 
@@ -83,14 +84,19 @@ function perCycle(a: Record<string, number>, b: Record<string, number>, cycles: 
   return out;
 }
 
-/** Waits for the first heartbeat in `sleep` of a cycle after `after`; returns it. */
-async function nextSleep(file: string, after: number, timeoutMs: number): Promise<Heartbeat> {
+/** The next sleep after cycle `after`; fails at once when the batcher exits (for example on a refused node flag). */
+async function nextSleep(file: string, after: number, timeoutMs: number, batcher: Proc): Promise<Heartbeat> {
   return waitFor(
     async () => {
       const h = await hb(file);
       return h && h.phase === 'sleep' && h.cycle > after ? h : undefined;
     },
-    { what: `a cycle after #${after}`, timeoutMs, intervalMs: 20 },
+    {
+      what: `a cycle after #${after}`,
+      timeoutMs,
+      intervalMs: 20,
+      abort: () => (batcher.alive ? null : `batcher exited: ${batcher.tail(5)}`),
+    },
   );
 }
 
@@ -100,9 +106,10 @@ async function measureRebuild(
   env: Record<string, string>,
   hbFile: string,
   timeoutMs: number,
+  nodeFlags: string[],
 ): Promise<{ wallS: number; fromStartS: number }> {
   const t0 = Date.now();
-  const b = startNode(script, [], { ...env, HEARTBEAT_PATH: hbFile });
+  const b = startNode(script, [], { ...env, HEARTBEAT_PATH: hbFile }, nodeFlags);
   try {
     const h = await waitFor(
       async () => {
@@ -120,6 +127,10 @@ async function measureRebuild(
 
 export interface CycleBenchOptions {
   nodeOptions: string;
+  /** Other runtime settings from the manifest's env (MALLOC_ARENA_MAX), as the container gets them. */
+  runtimeEnv?: Record<string, string>;
+  /** Node and V8 flags on the batcher's command line (flags NODE_OPTIONS refuses), as the image's command gives them. */
+  nodeFlags?: string[];
   measureCycles: number;
   log: (m: string) => void;
   /** Simulator transport (cfs-sim/README.md): nodelay (default) or python. */
@@ -163,6 +174,7 @@ export async function runCycleBench(n: number, o: CycleBenchOptions): Promise<Cy
       : { OTEL_SDK_DISABLED: 'true' }),
     CFS_API_URL: `${origin}/v3`,
     METRICS_PORT: '0',
+    ...o.runtimeEnv,
     NODE_OPTIONS: o.nodeOptions,
     STARTING_CFS_LOG_LEVEL: 'WARNING',
     // The operator is paused (sessions stay pending to hold a steady state), so the operator-aware pacing caps would
@@ -172,7 +184,7 @@ export async function runCycleBench(n: number, o: CycleBenchOptions): Promise<Cy
     BATCHER_CREATES_PER_MINUTE: '0',
   };
   const script = o.batcherScript ?? 'batcher/dist/main.js';
-  const batcher = startNode(script, [], { ...env, HEARTBEAT_PATH: hbFile });
+  const batcher = startNode(script, [], { ...env, HEARTBEAT_PATH: hbFile }, o.nodeFlags ?? []);
   try {
     const pid = batcher.pid;
     const t0 = Date.now();
@@ -184,7 +196,7 @@ export async function runCycleBench(n: number, o: CycleBenchOptions): Promise<Cy
     const expectMin = Math.ceil(n / BATCH_SIZE);
     const filled = await waitFor(
       async () => {
-        const h = await nextSleep(hbFile, cycle, 600_000);
+        const h = await nextSleep(hbFile, cycle, 600_000, batcher);
         cycle = h.cycle;
         if (h.cycle === 1 && h.last_cycle) firstCycleMs = h.last_cycle.duration_ms;
         const created = h.counters.sessions_created_total;
@@ -204,14 +216,14 @@ export async function runCycleBench(n: number, o: CycleBenchOptions): Promise<Cy
     o.log(
       `  ${n}: ${filled.counters.sessions_created_total} sessions after ${fillSeconds.toFixed(1)} s; measuring ${o.measureCycles} cycles`,
     );
-    const start = await nextSleep(hbFile, filled.cycle, 120_000);
+    const start = await nextSleep(hbFile, filled.cycle, 120_000, batcher);
     const s0 = await simTotal(origin);
     const cpu0 = cpuSeconds(pid);
     const w0 = Date.now();
     const durations: number[] = [];
     let h = start;
     for (let i = 0; i < o.measureCycles; i++) {
-      h = await nextSleep(hbFile, h.cycle, 120_000);
+      h = await nextSleep(hbFile, h.cycle, 120_000, batcher);
       if (h.last_cycle) durations.push(h.last_cycle.duration_ms);
     }
     const s1 = await simTotal(origin);
@@ -222,7 +234,8 @@ export async function runCycleBench(n: number, o: CycleBenchOptions): Promise<Cy
     const steadyRssMb = rssMb(pid, 'VmRSS');
     await batcher.stop(); // SIGTERM: sessions stay in flight for the restarted instance
     let rebuilt: { wallS: number; fromStartS: number } | undefined;
-    if (o.rebuild !== false) rebuilt = await measureRebuild(script, env, path.join(dir, 'heartbeat-2.json'), 600_000);
+    if (o.rebuild !== false)
+      rebuilt = await measureRebuild(script, env, path.join(dir, 'heartbeat-2.json'), 600_000, o.nodeFlags ?? []);
     const bytes = s1.bytes - s0.bytes;
     return {
       components: n,

@@ -1,15 +1,16 @@
 /**
- * `npm run bench`: batcher cycle time / CFS requests per cycle / peak RSS at 1k, 10k and 50k pending components,
- * sidecar /livez latency at 200 requests/s, and hang/crash detection with the manifest's probes. Several runs,
+ * `npm run bench`: batcher cycle time / CFS requests per cycle / peak RSS at 1k, 10k, 50k and 100k pending components,
+ * the runtime's floor at the same sizes (bench-floor.ts), sidecar /livez latency at 200 requests/s, and hang/crash detection with the manifest's probes. Several runs,
  * medians. Prints a table and writes bench-results/<date>.json and .md. Not part of `npm test`.
  *
  * Options: --runs N (default 3), --sizes 1000,10000,50000,100000, --livez-seconds S (10),
- * --only cycle,livez,detect,false-restarts,soak (default: all), --soak N,A (components, ambiguous creates; default
+ * --only cycle,floor,livez,detect,false-restarts,soak (default: all), --soak N,A (components, ambiguous creates; default
  * 12000,1000; runs once whatever --runs says), --quick (one run, 1k only, 3 s of /livez, 3 detect runs, 30 s
  * conditions, a 600,60 soak), --detect-runs N (5 per hang kind), --conditions refused,503,... (all), --fr-seconds S (120: the
  * issue asks 1800 for outages, 600 for saturation), --check-interval S (10, the CFS default; false-restart pods),
  * --detect-interval S (1; detection pods), --transport nodelay|python (the simulator's, cycle bench),
- * --node-options="..." (written with =, the batcher's, instead of the manifest's), --no-rebuild (skip the restart measurement),
+ * --node-options="..." (written with =, the batcher's, instead of the manifest's), --node-flags="..." (command-line
+ * node flags instead of the batcher image's ENTRYPOINT ones), --no-rebuild (skip the restart measurement),
  * --batcher PATH (another build's entry script, relative to the repository, for back-to-back before/after runs),
  * --tracing (cycle bench with the tracing SDK on, spans exported to a local OTLP sink).
  */
@@ -24,26 +25,13 @@ import { runDetectBench, runFalseRestartBench } from './bench-health';
 import { runLivezBench, type LivezRun } from './bench-livez';
 import { ROOT } from './bench-procs';
 import { runSoak, type SoakRun } from './bench-soak';
-import { fmt, markdownTable, median, range, type Row } from './bench-stats';
+import { runFloorBench, type FloorRun } from './bench-floor';
+import { cycleRows, floorRows } from './bench-rows';
+import { fmt, markdownTable, median, type Row } from './bench-stats';
+import { imageNodeFlags } from './dockerfile';
 import { loadPodSpec } from './pod-spec';
 
 export { parseBenchArgs } from './bench-args';
-
-const ORIGINAL: Record<
-  number,
-  { requests?: string; busy?: string; cpu?: string; bytes?: string; perMin?: string; rss?: string; first?: string }
-> = {
-  10_000: { requests: '390', busy: '0.99 s', rss: '48.5' },
-  50_000: {
-    requests: '1935',
-    busy: '4.72 s',
-    cpu: '~3.6 s (75.5 CPU-s / 120 s, 5.7 s cycles)',
-    bytes: '33.9 MB',
-    perMin: '354 MB',
-    rss: '84',
-    first: '11.8 s',
-  },
-};
 
 const log = (m: string): void => void process.stdout.write(`${m}\n`);
 
@@ -52,8 +40,14 @@ async function main(): Promise<void> {
   const spec = loadPodSpec(ROOT);
   const nodeOptions =
     args.nodeOptions ?? spec.containers['cfs-batcher']!.env.find((e) => e.name === 'NODE_OPTIONS')?.value ?? '';
+  // Runtime tuning the container gets besides NODE_OPTIONS (glibc's arenas: docs/deployment.md).
+  const runtimeEnv = Object.fromEntries(
+    spec.containers['cfs-batcher']!.env.filter((e) => e.name === 'MALLOC_ARENA_MAX').map((e) => [e.name, e.value]),
+  );
+  const nodeFlags = args.nodeFlags ?? imageNodeFlags(ROOT, 'Dockerfile.batcher');
   const started = new Date();
   const cycle: Record<number, CycleRun[]> = {};
+  const floor: Record<number, FloorRun[]> = {};
   const livez: LivezRun[] = [];
   let detect: DetectRun[] = [];
   let falseRestarts: FalseRestartRun[] = [];
@@ -75,6 +69,8 @@ async function main(): Promise<void> {
           );
           const run = await runCycleBench(n, {
             nodeOptions,
+            runtimeEnv,
+            nodeFlags,
             measureCycles: 5,
             log,
             transport: args.transport,
@@ -91,6 +87,22 @@ async function main(): Promise<void> {
         } catch (err) {
           errors.push(`cycle ${n} run ${r + 1}: ${(err as Error).message}`);
           log(`  FAILED: ${(err as Error).message}`);
+        }
+      }
+    }
+  }
+  if (args.only.has('floor')) {
+    for (const n of args.sizes) {
+      floor[n] = [];
+      for (let r = 0; r < args.runs; r++) {
+        try {
+          const run = await runFloorBench(n, { nodeOptions, runtimeEnv, nodeFlags });
+          floor[n].push(run);
+          log(
+            `floor ${n}, run ${r + 1}/${args.runs}: node alone ${fmt(run.bareMb)} MB, least reader ${fmt(run.readMb)} MB`,
+          );
+        } catch (err) {
+          errors.push(`floor ${n} run ${r + 1}: ${(err as Error).message}`);
         }
       }
     }
@@ -143,6 +155,7 @@ async function main(): Promise<void> {
 
   const rows: Row[] = [];
   for (const n of Object.keys(cycle).map(Number)) rows.push(...cycleRows(n, cycle[n]!));
+  for (const n of Object.keys(floor).map(Number)) rows.push(...floorRows(n, floor[n]!));
   if (livez.length > 0) {
     rows.push({
       metric: 'sidecar /livez p50 @200 req/s',
@@ -191,6 +204,8 @@ async function main(): Promise<void> {
     cpus: os.cpus().length,
     runs: args.runs,
     batcherNodeOptions: nodeOptions,
+    batcherNodeFlags: nodeFlags,
+    batcherRuntimeEnv: runtimeEnv,
     simTransport: args.transport,
     tracing: args.tracing,
     batcher: args.batcherScript ?? 'batcher/dist/main.js',
@@ -199,7 +214,7 @@ async function main(): Promise<void> {
     path.join(outDir, `${stamp}.json`),
     JSON.stringify({ meta, cycle, livez, detect, falseRestarts, soak, errors }, null, 2),
   );
-  const md = `# Benchmarks ${started.toISOString()}\n\nNode ${process.version}, ${meta.cpus} CPUs, ${args.runs} run(s) each, batcher NODE_OPTIONS=${nodeOptions}, simulator transport ${args.transport}, tracing ${args.tracing ? 'on (OTLP/HTTP to a local sink)' : 'off'}.\n\n${table}\n${errors.length ? `\nErrors:\n${errors.map((e) => `- ${e}`).join('\n')}\n` : ''}`;
+  const md = `# Benchmarks ${started.toISOString()}\n\nNode ${process.version}, ${meta.cpus} CPUs, ${args.runs} run(s) each, batcher NODE_OPTIONS=${nodeOptions}, node flags ${nodeFlags.join(' ') || '(none)'}, ${JSON.stringify(runtimeEnv)}, simulator transport ${args.transport}, tracing ${args.tracing ? 'on (OTLP/HTTP to a local sink)' : 'off'}.\n\n${table}\n${errors.length ? `\nErrors:\n${errors.map((e) => `- ${e}`).join('\n')}\n` : ''}`;
   writeFileSync(path.join(outDir, `${stamp}.md`), md);
   log(`\n${table}\n\nwritten: bench-results/${stamp}.json and .md`);
   if (errors.length > 0) {
@@ -209,88 +224,6 @@ async function main(): Promise<void> {
 }
 
 /** One row per cycle figure: median (min-max) over the runs. */
-function cycleRows(n: number, runs: readonly CycleRun[]): Row[] {
-  const o = ORIGINAL[n] ?? {};
-  const k = `${n / 1000}k pending`;
-  const row = (metric: string, xs: number[], unit: string, digits: number, original?: string): Row => ({
-    metric: `${k}: ${metric}`,
-    value: `${fmt(median(xs), digits)}${unit} (${range(xs, digits)})`,
-    runs: xs.map((x) => fmt(x, digits)).join(', '),
-    original,
-  });
-  const of = (f: (r: CycleRun) => number | null): number[] => runs.map((r) => f(r) ?? NaN);
-  const sessions = median(runs.map((r) => r.sessions)) ?? 0;
-  return [
-    row(
-      'CFS requests per steady cycle',
-      of((r) => r.requestsPerCycle),
-      '',
-      1,
-      o.requests,
-    ),
-    row(
-      'busy time per steady cycle',
-      of((r) => r.cycleMs),
-      ' ms',
-      0,
-      o.busy,
-    ),
-    row(
-      'batcher CPU per steady cycle',
-      of((r) => r.cpuPerCycleS),
-      ' s',
-      2,
-      o.cpu,
-    ),
-    row(
-      'bytes from CFS per steady cycle',
-      of((r) => r.bytesPerCycle / 1e6),
-      ' MB',
-      2,
-      o.bytes,
-    ),
-    row(
-      'bytes from CFS per minute',
-      of((r) => r.bytesPerMinute / 1e6),
-      ' MB',
-      1,
-      o.perMin,
-    ),
-    row(
-      'first cycle (creates)',
-      of((r) => r.firstCycleMs),
-      ' ms',
-      0,
-      o.first,
-    ),
-    row(
-      'time until all in sessions',
-      of((r) => r.fillSeconds),
-      ' s',
-      1,
-    ),
-    row(
-      'batcher CPU until all in sessions',
-      of((r) => r.fillCpuS),
-      ' s',
-      2,
-    ),
-    row(
-      'batcher peak RSS (VmHWM)',
-      of((r) => r.peakRssMb),
-      ' MB',
-      1,
-      o.rss ? `${o.rss} MB` : undefined,
-    ),
-    row(
-      `restart with ${sessions} sessions in flight -> rebuilt`,
-      of((r) => r.rebuildWallS),
-      ' s',
-      2,
-    ),
-  ];
-}
-
 if (require.main === module) {
   main().catch((err: unknown) => {
     process.stderr.write(`bench failed: ${(err as Error).stack ?? String(err)}\n`);

@@ -5,6 +5,7 @@
 import path from 'node:path';
 import type { ContainerLaunch } from './pod';
 import { BATCHER_CONTAINER, SIDECAR_CONTAINER, type ContainerSpec, type PodSpec } from './pod-spec';
+import { imageNodeFlags } from './dockerfile';
 
 export interface LocalPodIdentity {
   podName: string;
@@ -72,7 +73,7 @@ export interface ManifestOverrides {
   local: Record<string, string | undefined>;
   batcher?: Record<string, string | undefined>;
   sidecar?: Record<string, string | undefined>;
-  /** The batcher's entry (default batcher/dist/main.js); node options go before it. */
+  /** The batcher's entry (default batcher/dist/main.js); the image's ENTRYPOINT node flags go before it. */
   batcherArgs?: string[];
   /** See ContainerLaunch.prefix. */
   batcherPrefix?: string[];
@@ -90,13 +91,16 @@ export function manifestContainers(spec: PodSpec, o: ManifestOverrides): Contain
   return [
     {
       name: SIDECAR_CONTAINER,
-      nodeArgs: [path.join(root, 'sidecar-health/dist/main.js')],
+      nodeArgs: [...imageNodeFlags(root, 'Dockerfile.sidecar'), path.join(root, 'sidecar-health/dist/main.js')],
       env: containerEnv(s, o.id, { ...local, ...o.sidecar }, process.env),
       probes: s.probes,
     },
     {
       name: BATCHER_CONTAINER,
-      nodeArgs: o.batcherArgs ?? [path.join(root, 'batcher/dist/main.js')],
+      nodeArgs: [
+        ...imageNodeFlags(root, 'Dockerfile.batcher'),
+        ...(o.batcherArgs ?? [path.join(root, 'batcher/dist/main.js')]),
+      ],
       ...(o.batcherPrefix ? { prefix: o.batcherPrefix } : {}),
       env: containerEnv(b, o.id, { ...local, ...o.batcher }, process.env),
       probes: b.probes,

@@ -12,31 +12,8 @@ import { readHeartbeat, setLogSilent } from '@cfs-batcher/shared';
 import { createSimulator, type Simulator } from '@cfs-batcher/cfs-sim';
 import { freePort } from '../helpers/ports';
 import { waitFor } from '../helpers/wait';
+import { entrypointOf as entrypointIn, nodeFlagsOf, parseDockerfile } from '../../scripts/src/dockerfile';
 import { ROOT } from './manifest-helpers';
-
-interface Instruction {
-  op: string;
-  args: string;
-}
-
-/** Pure: Dockerfile text -> instructions (comments dropped, backslash continuations joined). */
-export function parseDockerfile(text: string): Instruction[] {
-  const out: Instruction[] = [];
-  let buf = '';
-  for (const raw of text.split('\n')) {
-    const line = raw.trim();
-    if (buf === '' && (line === '' || line.startsWith('#'))) continue;
-    if (line.endsWith('\\')) {
-      buf += `${line.slice(0, -1).trimEnd()} `;
-      continue;
-    }
-    buf += line;
-    const m = /^(\w+)\s+(.*)$/.exec(buf.trim());
-    if (m) out.push({ op: (m[1] as string).toUpperCase(), args: m[2] as string });
-    buf = '';
-  }
-  return out;
-}
 
 /** Pure: does a .dockerignore pattern list exclude `rel`? (The subset of the syntax this repo uses.) */
 export function dockerIgnored(patterns: string[], rel: string): boolean {
@@ -158,8 +135,7 @@ async function stopChild(child: ChildProcess): Promise<number | null> {
 describe.each(images)('$file', ({ file, entry, workspace, mustNotShip }) => {
   const instructions = parseDockerfile(readFileSync(path.join(ROOT, file), 'utf8'));
   const froms = instructions.filter((i) => i.op === 'FROM');
-  const entrypoint = JSON.parse(instructions.filter((i) => i.op === 'ENTRYPOINT').pop()?.args ?? 'null') as
-    string[] | null;
+  const entrypoint = entrypointIn(readFileSync(path.join(ROOT, file), 'utf8'), file);
 
   it('is multi-stage, installs with npm ci, keeps production dependencies only, runs as uid 65532', () => {
     expect(froms.length).toBeGreaterThanOrEqual(2);
@@ -215,10 +191,9 @@ describe.each(images)('$file', ({ file, entry, workspace, mustNotShip }) => {
     expect(missing).toEqual([]);
   });
 
-  it('has an exec-form ENTRYPOINT running the built program', () => {
-    expect(entrypoint).not.toBeNull();
-    expect(path.basename(entrypoint![0]!)).toBe('node');
-    expect(entrypoint![1]).toBe(entry);
+  it('has an exec-form ENTRYPOINT running the built program (node flags, if any, before it)', () => {
+    expect(path.basename(entrypoint[0]!)).toBe('node');
+    expect(entrypoint[1 + nodeFlagsOf(entrypoint).length]).toBe(entry);
     expect(existsSync(path.join(ROOT, entry))).toBe(true);
   });
 });
@@ -237,8 +212,7 @@ describe('ENTRYPOINTs start', () => {
   });
 
   function entrypointOf(file: string): string[] {
-    const ins = parseDockerfile(readFileSync(path.join(ROOT, file), 'utf8'));
-    return JSON.parse(ins.filter((i) => i.op === 'ENTRYPOINT').pop()!.args) as string[];
+    return entrypointIn(readFileSync(path.join(ROOT, file), 'utf8'), file);
   }
 
   it('the sidecar answers /healthz and stops on SIGTERM', async () => {
@@ -304,6 +278,17 @@ describe('dockerfile helpers', () => {
     expect(parseDockerfile('# c\nFROM a AS b\nRUN x \\\n  y\n')).toEqual([
       { op: 'FROM', args: 'a AS b' },
       { op: 'RUN', args: 'x y' },
+    ]);
+  });
+  it('reads the node flags of an exec-form ENTRYPOINT and refuses a shell-form one', () => {
+    expect(nodeFlagsOf(['/nodejs/bin/node', '--lite-mode', 'batcher/dist/main.js', '--x'])).toEqual(['--lite-mode']);
+    expect(nodeFlagsOf(['/nodejs/bin/node', 'batcher/dist/main.js'])).toEqual([]);
+    expect(() => entrypointIn('FROM a\nENTRYPOINT node main.js\n', 'Dockerfile.x')).toThrow(
+      /Dockerfile.x: no exec-form ENTRYPOINT/,
+    );
+    expect(entrypointIn('FROM a\nENTRYPOINT ["node", "a.js"]\nENTRYPOINT ["node", "b.js"]\n', 'D')).toEqual([
+      'node',
+      'b.js',
     ]);
   });
   it('.dockerignore is an allowlist: host builds, tests, the simulator and credential files stay out of the context', () => {

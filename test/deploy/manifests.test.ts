@@ -81,7 +81,9 @@ describe.each(dirs)('kustomize %s', (dir) => {
   it('every env var a container sets is one its program (or Node/OTel) reads', () => {
     const deploy = find(objs, 'Deployment', 'cfs-batcher');
     const runtime = (n: string) =>
-      n === 'NODE_OPTIONS' || n.startsWith('OTEL_') || ['POD_NAME', 'POD_NAMESPACE', 'CONTAINER_NAME'].includes(n);
+      ['NODE_OPTIONS', 'MALLOC_ARENA_MAX'].includes(n) ||
+      n.startsWith('OTEL_') ||
+      ['POD_NAME', 'POD_NAMESPACE', 'CONTAINER_NAME'].includes(n);
     const readers: Record<string, Set<string>> = {
       [BATCHER]: envNamesReadBy('batcher/src', 'shared/src'),
       [SIDECAR]: envNamesReadBy('sidecar-health/src', 'shared/src'),
