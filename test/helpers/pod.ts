@@ -7,6 +7,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { readHeartbeat } from '@cfs-batcher/shared';
 import type { SupervisedContainer } from '../../scripts/src/container';
+import { imageNodeFlags } from '../../scripts/src/dockerfile';
 import { LocalPod, type PodEvent } from '../../scripts/src/pod';
 import type { ContainerProbes } from '../../scripts/src/prober';
 import type { Proc } from '../../scripts/src/proc';
@@ -94,8 +95,13 @@ export class Pod extends SimControl {
             ]),
         {
           name: 'cfs-batcher',
-          // The production start() with the e2e faults around it; inert until the fault file names one.
-          nodeArgs: [...(cfg.nodeArgs ?? []), path.join(REPO_ROOT, 'scripts/dist/fixtures/faulty-batcher.js')],
+          // The production start() with the e2e faults around it; inert until the fault file names one. Node runs
+          // with the image's flags (--lite-mode), as in the cluster.
+          nodeArgs: [
+            ...imageNodeFlags(REPO_ROOT, 'Dockerfile.batcher'),
+            ...(cfg.nodeArgs ?? []),
+            path.join(REPO_ROOT, 'scripts/dist/fixtures/faulty-batcher.js'),
+          ],
           env: {
             ...common,
             ...FAST_BATCHER_ENV,
