@@ -1,7 +1,8 @@
 /**
- * `npm run bench`: batcher cycle time / CFS requests per cycle / peak RSS at 1k, 10k, 50k and 100k pending components,
- * the runtime's floor at the same sizes (bench-floor.ts), sidecar /livez latency at 200 requests/s, and hang/crash detection with the manifest's probes. Several runs,
- * medians. Prints a table and writes bench-results/<date>.json and .md. Not part of `npm test`.
+ * `npm run bench`: batcher cycle time / CFS requests per cycle / peak RSS at 1k, 10k, 50k and 100k pending
+ * components, the runtime's floor at the same sizes (bench-floor.ts), sidecar /livez latency at 200 requests/s, and
+ * hang/crash detection with the manifest's probes. Several runs, medians. Prints a table and writes
+ * bench-results/<date>.json and .md. Not part of `npm test`.
  *
  * Options: --runs N (default 3), --sizes 1000,10000,50000,100000, --livez-seconds S (10),
  * --only cycle,floor,livez,detect,false-restarts,soak (default: all), --soak N,A (components, ambiguous creates; default
