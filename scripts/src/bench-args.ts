@@ -15,6 +15,8 @@ export interface Args extends HealthArgs {
   nodeOptions?: string;
   /** Node/V8 flags on the batcher's command line instead of the image's (space-separated). */
   nodeFlags?: string[];
+  /** Page size of the runtime-floor reader (CFS's default 1000, what the batcher asks). */
+  floorPageSize: number;
   /** Measure a restart's rebuild in the cycle bench. */
   rebuild: boolean;
   /** Another build's batcher entry, relative to the repository (back-to-back before/after runs). */
@@ -42,6 +44,7 @@ export function parseBenchArgs(argv: readonly string[]): Args {
       transport: { type: 'string' },
       'node-options': { type: 'string' },
       'node-flags': { type: 'string' },
+      'floor-page-size': { type: 'string' },
       'no-rebuild': { type: 'boolean', default: false },
       tracing: { type: 'boolean', default: false },
       batcher: { type: 'string' },
@@ -61,11 +64,14 @@ export function parseBenchArgs(argv: readonly string[]): Args {
     detectCheckIntervalS: 1,
     transport: 'nodelay',
     rebuild: !v['no-rebuild'],
+    floorPageSize: v['floor-page-size'] !== undefined ? Number(v['floor-page-size']) : 1000,
     tracing: v.tracing === true,
     ...(v['node-options'] !== undefined ? { nodeOptions: v['node-options'] } : {}),
     ...(v['node-flags'] !== undefined ? { nodeFlags: v['node-flags'].split(/\s+/).filter(Boolean) } : {}),
     ...(v.batcher !== undefined ? { batcherScript: v.batcher } : {}),
   };
+  if (!Number.isInteger(a.floorPageSize) || a.floorPageSize < 1)
+    throw new Error(`--floor-page-size must be a positive integer, not ${v['floor-page-size']}`);
   if (v.transport !== undefined) {
     if (v.transport !== 'nodelay' && v.transport !== 'python')
       throw new Error(`--transport must be nodelay or python, not ${v.transport}`);

@@ -5,7 +5,8 @@
  * counters), busy time (the heartbeat's cycle duration: options to send, no sleep), CPU seconds (utime+stime of
  * /proc/<pid>/stat); bytes per minute over the measured wall time; peak RSS (VmHWM). Then the batcher is restarted
  * with every session still in flight and the time to a rebuilt state is measured.
- * The batcher runs as its own process with the manifest's NODE_OPTIONS (or the bench's --node-options).
+ * The batcher runs as its own process as the container runs it: the image's node flags, the manifest's NODE_OPTIONS
+ * and runtime env (or the bench's --node-flags / --node-options).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';

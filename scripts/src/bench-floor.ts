@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startNode, startSim } from './bench-procs';
+import type { Proc } from './proc';
 
 export interface FloorRun {
   n: number;
@@ -20,36 +21,37 @@ export interface FloorOptions {
   nodeOptions: string;
   runtimeEnv: Record<string, string>;
   nodeFlags: string[];
+  /** Records per page (CFS's default 1000 is what the batcher asks). */
+  pageSize?: number;
 }
 
-async function childPeak(arg: string, o: FloorOptions): Promise<{ peakMb: number; held: number }> {
-  const child = startNode(
-    'scripts/dist/floor-child.js',
-    [arg],
-    { ...o.runtimeEnv, NODE_OPTIONS: o.nodeOptions },
-    o.nodeFlags,
-  );
-  const exit = await child.waitForExit(300_000);
+async function childPeak(args: string[], o: FloorOptions): Promise<{ peakMb: number; held: number }> {
+  const env = { ...o.runtimeEnv, NODE_OPTIONS: o.nodeOptions };
+  const child = startNode('scripts/dist/floor-child.js', args, env, o.nodeFlags);
+  const exit = await child.waitForExit(300_000).catch(async (err: unknown) => {
+    await child.stop();
+    throw err;
+  });
   const line = child.lines.find((l) => typeof l.json?.peakMb === 'number');
-  if (exit.code !== 0 || !line) throw new Error(`floor child (${arg}) failed: ${child.tail(5)}`);
+  if (exit.code !== 0 || !line) throw new Error(`floor child (${args[0]}) failed: ${child.tail(5)}`);
   return { peakMb: Number(line.json?.peakMb), held: Number(line.json?.held) };
 }
 
 export async function runFloorBench(n: number, o: FloorOptions): Promise<FloorRun> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'cfsb-floor-'));
-  const scenario = path.join(dir, 'scenario.json');
-  writeFileSync(
-    scenario,
-    JSON.stringify({ generate: { components: n, configurations: 3 }, operator: { paused: true } }),
-  );
-  const { child: sim, origin } = await startSim(scenario);
+  let sim: Proc | null = null;
   try {
-    const bare = await childPeak('bare', o);
-    const read = await childPeak(`${origin}/v3`, o);
+    const scenario = path.join(dir, 'scenario.json');
+    const generate = { components: n, configurations: 3 };
+    writeFileSync(scenario, JSON.stringify({ generate, operator: { paused: true } }));
+    const started = await startSim(scenario);
+    sim = started.child;
+    const bare = await childPeak(['bare'], o);
+    const read = await childPeak([`${started.origin}/v3`, String(o.pageSize ?? 1000)], o);
     if (read.held !== n) throw new Error(`floor child held ${read.held} of ${n} components`);
     return { n, bareMb: bare.peakMb, readMb: read.peakMb };
   } finally {
-    await sim.stop();
+    await sim?.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -105,11 +105,11 @@ export function cycleRows(n: number, runs: readonly CycleRun[]): Row[] {
 export function floorRows(n: number, runs: readonly FloorRun[]): Row[] {
   const k = `${n / 1000}k pending`;
   const rss = ORIGINAL[n]?.rss;
-  const row = (metric: string, xs: number[]): Row => ({
+  const row = (metric: string, xs: number[], original?: string): Row => ({
     metric: `${k}: ${metric}`,
     value: `${fmt(median(xs), 1)} MB (${range(xs, 1)})`,
     runs: xs.map((x) => fmt(x, 1)).join(', '),
-    original: rss ? `${rss} MB` : undefined,
+    original,
   });
   return [
     row(
@@ -119,6 +119,7 @@ export function floorRows(n: number, runs: readonly FloorRun[]): Row[] {
     row(
       'runtime floor: least program reading and holding them, peak RSS',
       runs.map((r) => r.readMb),
+      rss ? `${rss} MB (its peak)` : undefined,
     ),
   ];
 }

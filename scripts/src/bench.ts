@@ -41,11 +41,11 @@ async function main(): Promise<void> {
   const spec = loadPodSpec(ROOT);
   const nodeOptions =
     args.nodeOptions ?? spec.containers['cfs-batcher']!.env.find((e) => e.name === 'NODE_OPTIONS')?.value ?? '';
-  // Runtime tuning the container gets besides NODE_OPTIONS (glibc's arenas: docs/deployment.md).
+  // Runtime tuning the container gets besides NODE_OPTIONS: glibc's and libuv's variables (docs/deployment.md).
   const runtimeEnv = Object.fromEntries(
-    spec.containers['cfs-batcher']!.env.filter((e) => e.name === 'MALLOC_ARENA_MAX').map((e) => [e.name, e.value]),
+    spec.containers['cfs-batcher']!.env.filter((e) => /^(MALLOC_|UV_)/.test(e.name)).map((e) => [e.name, e.value]),
   );
-  const nodeFlags = args.nodeFlags ?? imageNodeFlags(ROOT, 'Dockerfile.batcher');
+  const nodeFlags = args.nodeFlags ?? imageNodeFlags(ROOT, 'Dockerfile.batcher', 'batcher/dist/main.js');
   const started = new Date();
   const cycle: Record<number, CycleRun[]> = {};
   const floor: Record<number, FloorRun[]> = {};
@@ -97,7 +97,7 @@ async function main(): Promise<void> {
       floor[n] = [];
       for (let r = 0; r < args.runs; r++) {
         try {
-          const run = await runFloorBench(n, { nodeOptions, runtimeEnv, nodeFlags });
+          const run = await runFloorBench(n, { nodeOptions, runtimeEnv, nodeFlags, pageSize: args.floorPageSize });
           floor[n].push(run);
           log(
             `floor ${n}, run ${r + 1}/${args.runs}: node alone ${fmt(run.bareMb)} MB, least reader ${fmt(run.readMb)} MB`,
@@ -213,7 +213,7 @@ async function main(): Promise<void> {
   };
   writeFileSync(
     path.join(outDir, `${stamp}.json`),
-    JSON.stringify({ meta, cycle, livez, detect, falseRestarts, soak, errors }, null, 2),
+    JSON.stringify({ meta, cycle, floor, livez, detect, falseRestarts, soak, errors }, null, 2),
   );
   const md = `# Benchmarks ${started.toISOString()}\n\nNode ${process.version}, ${meta.cpus} CPUs, ${args.runs} run(s) each, batcher NODE_OPTIONS=${nodeOptions}, node flags ${nodeFlags.join(' ') || '(none)'}, ${JSON.stringify(runtimeEnv)}, simulator transport ${args.transport}, tracing ${args.tracing ? 'on (OTLP/HTTP to a local sink)' : 'off'}.\n\n${table}\n${errors.length ? `\nErrors:\n${errors.map((e) => `- ${e}`).join('\n')}\n` : ''}`;
   writeFileSync(path.join(outDir, `${stamp}.md`), md);
@@ -224,7 +224,6 @@ async function main(): Promise<void> {
   }
 }
 
-/** One row per cycle figure: median (min-max) over the runs. */
 if (require.main === module) {
   main().catch((err: unknown) => {
     process.stderr.write(`bench failed: ${(err as Error).stack ?? String(err)}\n`);

@@ -46,20 +46,19 @@ export function entrypointOf(text: string, source: string): string[] {
 }
 
 /**
- * Pure: the node flags of an ENTRYPOINT `[node, ...flags, script, ...args]`: what comes between the binary and the
- * first argument that is not a flag.
+ * Pure: the node flags of an ENTRYPOINT `[node, ...flags, entry, ...args]`: everything between the binary and the
+ * program's entry script (so a flag with a separate value, `--require x.js`, stays whole). An error when the
+ * ENTRYPOINT does not run node or not that entry (a wrapper such as tini would need its own reading).
  */
-export function nodeFlagsOf(entrypoint: readonly string[]): string[] {
-  const flags: string[] = [];
-  for (const a of entrypoint.slice(1)) {
-    if (!a.startsWith('-')) break;
-    flags.push(a);
-  }
-  return flags;
+export function nodeFlagsOf(entrypoint: readonly string[], entry: string, source = 'ENTRYPOINT'): string[] {
+  if (path.basename(entrypoint[0] ?? '') !== 'node') throw new Error(`${source}: does not start with node`);
+  const at = entrypoint.indexOf(entry, 1);
+  if (at < 0) throw new Error(`${source}: does not run ${entry}`);
+  return entrypoint.slice(1, at);
 }
 
-/** The node flags the batcher's or the sidecar's image runs with (for local runs and benchmarks). */
-export function imageNodeFlags(root: string, dockerfile: string): string[] {
-  const file = path.join(root, dockerfile);
-  return nodeFlagsOf(entrypointOf(readFileSync(file, 'utf8'), dockerfile));
+/** The node flags the batcher's or the sidecar's image runs its entry script with (for local runs and benchmarks). */
+export function imageNodeFlags(root: string, dockerfile: string, entry: string): string[] {
+  const text = readFileSync(path.join(root, dockerfile), 'utf8');
+  return nodeFlagsOf(entrypointOf(text, dockerfile), entry, dockerfile);
 }

@@ -4,7 +4,7 @@
  * id, configuration and status of each (what batching needs at the least). No logging, metrics, heartbeat,
  * validation or sessions. Prints its peak RSS (VmHWM) as one JSON line.
  *
- * Usage: node floor-child.js <CFS base URL, e.g. http://127.0.0.1:PORT/v3> | bare
+ * Usage: node floor-child.js <CFS base URL, e.g. http://127.0.0.1:PORT/v3> [page size, default 1000] | bare
  */
 import { readFileSync } from 'node:fs';
 
@@ -18,7 +18,7 @@ interface Page {
   next?: { after_id?: string } | null;
 }
 
-async function main(base: string): Promise<void> {
+async function main(base: string, pageSize: number): Promise<void> {
   if (base === 'bare') {
     process.stdout.write(`${JSON.stringify({ peakMb: peakMb(), held: 0 })}\n`);
     return;
@@ -39,7 +39,7 @@ async function main(base: string): Promise<void> {
   const held = new Map<string, { configuration: string; status: string }>();
   let after: string | undefined;
   for (let page = 0; page < 10_000; page++) {
-    const q = `enabled=true&status=pending&config_details=true&state_details=true&limit=1000${after ? `&after_id=${encodeURIComponent(after)}` : ''}`;
+    const q = `enabled=true&status=pending&config_details=true&state_details=true&limit=${pageSize}${after ? `&after_id=${encodeURIComponent(after)}` : ''}`;
     const p = JSON.parse(await get(`${base}/components?${q}`)) as Page;
     for (const c of p.components)
       held.set(c.id, { configuration: c.desired_config ?? '', status: c.configuration_status ?? '' });
@@ -50,7 +50,7 @@ async function main(base: string): Promise<void> {
   process.stdout.write(`${JSON.stringify({ peakMb: peakMb(), held: held.size })}\n`);
 }
 
-main(process.argv[2] ?? 'bare').catch((err: unknown) => {
+main(process.argv[2] ?? 'bare', Number(process.argv[3] ?? 1000)).catch((err: unknown) => {
   process.stderr.write(`${String(err)}\n`);
   process.exitCode = 1;
 });

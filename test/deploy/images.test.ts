@@ -193,7 +193,7 @@ describe.each(images)('$file', ({ file, entry, workspace, mustNotShip }) => {
 
   it('has an exec-form ENTRYPOINT running the built program (node flags, if any, before it)', () => {
     expect(path.basename(entrypoint[0]!)).toBe('node');
-    expect(entrypoint[1 + nodeFlagsOf(entrypoint).length]).toBe(entry);
+    expect(entrypoint[1 + nodeFlagsOf(entrypoint, entry).length]).toBe(entry);
     expect(existsSync(path.join(ROOT, entry))).toBe(true);
   });
 });
@@ -281,8 +281,12 @@ describe('dockerfile helpers', () => {
     ]);
   });
   it('reads the node flags of an exec-form ENTRYPOINT and refuses a shell-form one', () => {
-    expect(nodeFlagsOf(['/nodejs/bin/node', '--lite-mode', 'batcher/dist/main.js', '--x'])).toEqual(['--lite-mode']);
-    expect(nodeFlagsOf(['/nodejs/bin/node', 'batcher/dist/main.js'])).toEqual([]);
+    const main = 'batcher/dist/main.js';
+    expect(nodeFlagsOf(['/nodejs/bin/node', '--lite-mode', main, '--x'], main)).toEqual(['--lite-mode']);
+    expect(nodeFlagsOf(['/nodejs/bin/node', main], main)).toEqual([]);
+    expect(nodeFlagsOf(['node', '--require', 'x.js', main], main)).toEqual(['--require', 'x.js']);
+    expect(() => nodeFlagsOf(['/usr/bin/tini', '--', 'node', main], main)).toThrow(/does not start with node/);
+    expect(() => nodeFlagsOf(['node', 'other.js'], main)).toThrow(/does not run batcher/);
     expect(() => entrypointIn('FROM a\nENTRYPOINT node main.js\n', 'Dockerfile.x')).toThrow(
       /Dockerfile.x: no exec-form ENTRYPOINT/,
     );

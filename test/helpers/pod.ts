@@ -80,7 +80,10 @@ export class Pod extends SimControl {
           : [
               {
                 name: 'health-sidecar',
-                nodeArgs: [path.join(REPO_ROOT, 'sidecar-health/dist/main.js')],
+                nodeArgs: [
+                  ...imageNodeFlags(REPO_ROOT, 'Dockerfile.sidecar', 'sidecar-health/dist/main.js'),
+                  path.join(REPO_ROOT, 'sidecar-health/dist/main.js'),
+                ],
                 env: {
                   ...common,
                   ...FAST_SIDECAR_ENV,
@@ -98,7 +101,7 @@ export class Pod extends SimControl {
           // The production start() with the e2e faults around it; inert until the fault file names one. Node runs
           // with the image's flags (--lite-mode), as in the cluster.
           nodeArgs: [
-            ...imageNodeFlags(REPO_ROOT, 'Dockerfile.batcher'),
+            ...imageNodeFlags(REPO_ROOT, 'Dockerfile.batcher', 'batcher/dist/main.js'),
             ...(cfg.nodeArgs ?? []),
             path.join(REPO_ROOT, 'scripts/dist/fixtures/faulty-batcher.js'),
           ],
