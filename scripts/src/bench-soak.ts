@@ -143,7 +143,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakRun> {
   };
   mkdirSync(path.dirname(hbFile), { recursive: true });
   // As the image runs it (--lite-mode): the soak checks the invariants of what ships.
-  const flags = imageNodeFlags(ROOT, 'Dockerfile.batcher', 'batcher/dist/main.js');
+  const flags = imageNodeFlags(ROOT, 'batcher');
   let batcher: Child = startNode('batcher/dist/main.js', [], env, flags);
   let sidecar: Child | null = null;
   let healthPort = 0;

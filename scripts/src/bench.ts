@@ -45,7 +45,7 @@ async function main(): Promise<void> {
   const runtimeEnv = Object.fromEntries(
     spec.containers['cfs-batcher']!.env.filter((e) => /^(MALLOC_|UV_)/.test(e.name)).map((e) => [e.name, e.value]),
   );
-  const nodeFlags = args.nodeFlags ?? imageNodeFlags(ROOT, 'Dockerfile.batcher', 'batcher/dist/main.js');
+  const nodeFlags = args.nodeFlags ?? imageNodeFlags(ROOT, 'batcher');
   const started = new Date();
   const cycle: Record<number, CycleRun[]> = {};
   const floor: Record<number, FloorRun[]> = {};

@@ -57,8 +57,15 @@ export function nodeFlagsOf(entrypoint: readonly string[], entry: string, source
   return entrypoint.slice(1, at);
 }
 
-/** The node flags the batcher's or the sidecar's image runs its entry script with (for local runs and benchmarks). */
-export function imageNodeFlags(root: string, dockerfile: string, entry: string): string[] {
+/** Each program's image: its Dockerfile and the entry script its ENTRYPOINT runs (relative to the image's WORKDIR). */
+export const PROGRAM_IMAGES = {
+  batcher: { dockerfile: 'Dockerfile.batcher', entry: 'batcher/dist/main.js' },
+  sidecar: { dockerfile: 'Dockerfile.sidecar', entry: 'sidecar-health/dist/main.js' },
+} as const;
+
+/** The node flags a program's image runs its entry script with (for local runs, tests and benchmarks). */
+export function imageNodeFlags(root: string, program: keyof typeof PROGRAM_IMAGES): string[] {
+  const { dockerfile, entry } = PROGRAM_IMAGES[program];
   const text = readFileSync(path.join(root, dockerfile), 'utf8');
   return nodeFlagsOf(entrypointOf(text, dockerfile), entry, dockerfile);
 }

@@ -91,19 +91,13 @@ export function manifestContainers(spec: PodSpec, o: ManifestOverrides): Contain
   return [
     {
       name: SIDECAR_CONTAINER,
-      nodeArgs: [
-        ...imageNodeFlags(root, 'Dockerfile.sidecar', 'sidecar-health/dist/main.js'),
-        path.join(root, 'sidecar-health/dist/main.js'),
-      ],
+      nodeArgs: [...imageNodeFlags(root, 'sidecar'), path.join(root, 'sidecar-health/dist/main.js')],
       env: containerEnv(s, o.id, { ...local, ...o.sidecar }, process.env),
       probes: s.probes,
     },
     {
       name: BATCHER_CONTAINER,
-      nodeArgs: [
-        ...imageNodeFlags(root, 'Dockerfile.batcher', 'batcher/dist/main.js'),
-        ...(o.batcherArgs ?? [path.join(root, 'batcher/dist/main.js')]),
-      ],
+      nodeArgs: [...imageNodeFlags(root, 'batcher'), ...(o.batcherArgs ?? [path.join(root, 'batcher/dist/main.js')])],
       ...(o.batcherPrefix ? { prefix: o.batcherPrefix } : {}),
       env: containerEnv(b, o.id, { ...local, ...o.batcher }, process.env),
       probes: b.probes,

@@ -81,7 +81,7 @@ export class Pod extends SimControl {
               {
                 name: 'health-sidecar',
                 nodeArgs: [
-                  ...imageNodeFlags(REPO_ROOT, 'Dockerfile.sidecar', 'sidecar-health/dist/main.js'),
+                  ...imageNodeFlags(REPO_ROOT, 'sidecar'),
                   path.join(REPO_ROOT, 'sidecar-health/dist/main.js'),
                 ],
                 env: {
@@ -101,7 +101,7 @@ export class Pod extends SimControl {
           // The production start() with the e2e faults around it; inert until the fault file names one. Node runs
           // with the image's flags (--lite-mode), as in the cluster.
           nodeArgs: [
-            ...imageNodeFlags(REPO_ROOT, 'Dockerfile.batcher', 'batcher/dist/main.js'),
+            ...imageNodeFlags(REPO_ROOT, 'batcher'),
             ...(cfg.nodeArgs ?? []),
             path.join(REPO_ROOT, 'scripts/dist/fixtures/faulty-batcher.js'),
           ],
