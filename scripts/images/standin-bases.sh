@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# TEST/DEV HELPER ONLY: stand-in base images for a machine that cannot pull node:20-bookworm-slim or distroless.
+# TEST/DEV HELPER ONLY: stand-in base images for a machine that cannot pull node:24-bookworm-slim or distroless.
 # Makes two local images from a minimal Debian root (mmdebstrap, with this machine's apt sources, so a site mirror
-# works) plus this machine's Node 20 binary and npm:
-#   localhost/standin-node20-build:bookworm    Debian minbase + node + npm on PATH      (BUILD_IMAGE)
-#   localhost/standin-node20-runtime:bookworm  libc/libstdc++ + /nodejs/bin/node only,  (RUNTIME_IMAGE)
+# works) plus this machine's Node 24 binary and npm:
+#   localhost/standin-node24-build:bookworm    Debian minbase + node + npm on PATH      (BUILD_IMAGE)
+#   localhost/standin-node24-runtime:bookworm  libc/libstdc++ + /nodejs/bin/node only,  (RUNTIME_IMAGE)
 #                                              users root and nonroot (65532), a CA bundle, no shell
 # The shipped Dockerfiles keep their real defaults; pass these with `npm run images -- --standin`.
 # Needs root (or a working `mmdebstrap --mode=unshare`), mmdebstrap, and podman or buildah to import.
@@ -12,10 +12,10 @@ set -euo pipefail
 NODE_BIN=${NODE_BIN:-$(command -v node)}
 NPM_DIR=${NPM_DIR:-$(dirname "$(dirname "$(readlink -f "$(command -v npm)")")")}
 SUITE=${SUITE:-bookworm}
-BUILD_TAG=${STANDIN_BUILD_IMAGE:-localhost/standin-node20-build:bookworm}
-RUNTIME_TAG=${STANDIN_RUNTIME_IMAGE:-localhost/standin-node20-runtime:bookworm}
+BUILD_TAG=${STANDIN_BUILD_IMAGE:-localhost/standin-node24-build:bookworm}
+RUNTIME_TAG=${STANDIN_RUNTIME_IMAGE:-localhost/standin-node24-runtime:bookworm}
 
-case "$("$NODE_BIN" --version)" in v20.*) ;; *) echo "standin-bases: $NODE_BIN is not Node 20" >&2; exit 1 ;; esac
+case "$("$NODE_BIN" --version)" in v24.*) ;; *) echo "standin-bases: $NODE_BIN is not Node 24 (run it through npm, which puts the project's node first on PATH)" >&2; exit 1 ;; esac
 [ -f "$NPM_DIR/bin/npm-cli.js" ] || { echo "standin-bases: no npm at $NPM_DIR" >&2; exit 1; }
 command -v mmdebstrap >/dev/null || { echo "standin-bases: mmdebstrap missing (apt-get install mmdebstrap)" >&2; exit 1; }
 command -v podman >/dev/null || command -v buildah >/dev/null || { echo "standin-bases: neither podman nor buildah" >&2; exit 1; }

@@ -22,8 +22,8 @@ export const IMAGES = [
 export interface ImageSettings {
   engine: string; // ENGINE: docker | podman | buildah; empty: the first that answers
   tag: string; // IMAGE_TAG
-  buildImage: string; // BUILD_IMAGE: empty keeps the Dockerfiles' default (node:20-bookworm-slim)
-  runtimeImage: string; // RUNTIME_IMAGE: empty keeps the Dockerfiles' default (distroless nodejs20)
+  buildImage: string; // BUILD_IMAGE: empty keeps the Dockerfiles' default (node:24-bookworm-slim)
+  runtimeImage: string; // RUNTIME_IMAGE: empty keeps the Dockerfiles' default (distroless nodejs24)
   extraCa: string; // EXTRA_CA_CERTS: CA bundle for npm in the build stages; unset: NODE_EXTRA_CA_CERTS; empty: none
   npmRegistry: string; // NPM_REGISTRY: npm registry mirror for the build stages; empty: npm's default
   isolation: string; // BUILD_ISOLATION: podman/buildah RUN isolation (chroot needs no OCI runtime setup)
@@ -43,8 +43,8 @@ export function settingsFrom(env: NodeJS.ProcessEnv): ImageSettings {
 
 /** The stand-in bases scripts/images/standin-bases.sh makes (a test/dev helper, never the shipped default). */
 export const STANDIN = {
-  build: 'localhost/standin-node20-build:bookworm',
-  runtime: 'localhost/standin-node20-runtime:bookworm',
+  build: 'localhost/standin-node24-build:bookworm',
+  runtime: 'localhost/standin-node24-runtime:bookworm',
 };
 
 /** Pure: the engine command line that builds one image. */

@@ -68,7 +68,7 @@ describe('npm run images (stub engines on PATH)', () => {
     const env = {
       NODE_EXTRA_CA_CERTS: '/nonexistent',
       EXTRA_CA_CERTS: '',
-      BUILD_IMAGE: 'mirror/node:20',
+      BUILD_IMAGE: 'mirror/node:24',
       RUNTIME_IMAGE: 'mirror/distroless',
       NPM_REGISTRY: 'https://npm.mirror.invalid/',
       IMAGE_TAG: 't1',
@@ -76,7 +76,7 @@ describe('npm run images (stub engines on PATH)', () => {
     const r = await runImages('docker', ['docker', 'podman', 'buildah'], env);
     expect(r.code).toBe(0);
     expect(r.builds[0]).toBe(
-      'docker build --build-arg BUILD_IMAGE=mirror/node:20 --build-arg RUNTIME_IMAGE=mirror/distroless --build-arg NPM_REGISTRY=https://npm.mirror.invalid/ -f Dockerfile.batcher -t localhost/cfs-batcher:t1 .',
+      'docker build --build-arg BUILD_IMAGE=mirror/node:24 --build-arg RUNTIME_IMAGE=mirror/distroless --build-arg NPM_REGISTRY=https://npm.mirror.invalid/ -f Dockerfile.batcher -t localhost/cfs-batcher:t1 .',
     );
   });
 

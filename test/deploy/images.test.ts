@@ -149,8 +149,8 @@ describe.each(images)('$file', ({ file, entry, workspace, mustNotShip }) => {
     const args = Object.fromEntries(
       instructions.filter((i) => i.op === 'ARG').map((i) => i.args.split('=') as [string, string]),
     );
-    expect(args.RUNTIME_IMAGE).toMatch(/distroless\/nodejs20/);
-    expect(args.BUILD_IMAGE).toMatch(/^node:20/);
+    expect(args.RUNTIME_IMAGE).toMatch(/distroless\/nodejs24/);
+    expect(args.BUILD_IMAGE).toMatch(/^node:24/);
   });
 
   it("installs only its own workspace's runtime dependencies, which leave out the other programs' packages", () => {
