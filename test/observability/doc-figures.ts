@@ -8,8 +8,8 @@ import type { ProbeSpec } from '../../scripts/src/prober';
 export type Probes = Record<string, { startup?: ProbeSpec; liveness?: ProbeSpec; readiness?: ProbeSpec }>;
 type Kind = 'startup' | 'liveness' | 'readiness';
 
-/** Prose with line breaks folded, so a phrase wrapped over two lines is still one phrase. */
-export const fold = (text: string): string => text.replace(/\s*\n\s*/g, ' ');
+/** Prose with line breaks (and YAML comment marks) folded, so a phrase wrapped over two lines is still one phrase. */
+export const fold = (text: string): string => text.replace(/\s*\n\s*(?:#\s+)?/g, ' ');
 
 /** Cells of one markdown table row: GitHub splits on every unescaped `|`, inside code spans too. */
 export function tableCells(line: string): string[] {
@@ -158,7 +158,7 @@ export function entrypointProblems(text: string, entrypoints: string[][]): strin
   for (const re of phrases)
     for (const m of prose.matchAll(re))
       if (!flagSets.includes(m[1]!.trim()))
-        out.push(`"${m[0]}": the images' ENTRYPOINT flags are ${flagSets.map((f) => `"${f}"`).join(', ')}`);
+        out.push(`"${m[0]}": the images' ENTRYPOINT flags are ${flagSets.map((f) => `"${f}"`).join(' and ')}`);
   return out;
 }
 
