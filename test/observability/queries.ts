@@ -48,7 +48,7 @@ export const INITIALISED_LABELS: Record<string, [string, string[]]> = {
   cfs_batcher_sessions_completed_total: ['result', ['succeeded', 'failed', 'deleted', 'pending_timeout']],
   cfs_batcher_session_create_failures_total: [
     'reason',
-    ['http_400', 'http_409', 'http_5xx', 'timeout', 'unreachable', 'invalid'],
+    ['http_400', 'http_auth', 'http_404', 'http_409', 'http_4xx', 'http_5xx', 'timeout', 'unreachable', 'invalid'],
   ],
   cfs_batcher_invalid_records_total: ['kind', ['component', 'session', 'options']],
 };
