@@ -30,9 +30,9 @@ describe('CSM overlay: monitoring settings', () => {
   });
 
   test.each(['PodMonitor', 'PrometheusRule'])('the %s carries the label cray-sysmgmt-health selects on', (kind) => {
-    const o = find(csm, kind);
-    expect(o.metadata.labels).toMatchObject({ release: settings.PROMETHEUS_RELEASE_LABEL });
-    expect(o.metadata.labels).toMatchObject(CSM_SELECTOR);
+    const labels = (find(csm, kind).metadata as { labels?: Record<string, string> }).labels;
+    expect(labels).toMatchObject({ release: settings.PROMETHEUS_RELEASE_LABEL });
+    expect(labels).toMatchObject(CSM_SELECTOR);
   });
 
   test('every runbook_url is RUNBOOK_URL#<alert>, an absolute http(s) URL', () => {

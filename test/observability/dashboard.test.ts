@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
 import { createMetrics } from '@cfs-batcher/batcher';
-import { cfsClientOptionsFromEnv } from '@cfs-batcher/shared';
+import { CFS_CLIENT_DEFAULTS } from '@cfs-batcher/shared';
 import { SidecarMetrics, thresholdsFromEnv } from '@cfs-batcher/sidecar-health';
 import { BATCHER_CONTAINER, SIDECAR_CONTAINER, loadPodSpec } from '../../scripts/src/pod-spec';
 import {
@@ -180,7 +180,7 @@ describe('dashboard units and thresholds', () => {
     // the manifest ships the program's default (one value, two places that must agree)
     expect(Number(shipped(SIDECAR_CONTAINER, 'SIDECAR_FRESHNESS_SECONDS'))).toBe(freshnessS);
     const callDeadlineS = Number(shipped(BATCHER_CONTAINER, 'CFS_REQUEST_TIMEOUT_MS')) / 1000;
-    expect(callDeadlineS).toBe(cfsClientOptionsFromEnv({}).requestTimeoutMs / 1000);
+    expect(callDeadlineS).toBe(CFS_CLIENT_DEFAULTS.requestTimeoutMs / 1000);
     const stat = dashboard().panels.find((p) => p.title === 'Heartbeat age')!;
     expect(stat.type).toBe('stat');
     expect(stat.targets!.map((t) => metricNamesInExpr(t.expr))).toEqual([['cfs_batcher_health_heartbeat_age_seconds']]);

@@ -65,7 +65,8 @@ export const FLAG_METRICS = new Set([
 ]);
 
 /** What a query's values are, hence the unit its panel must show; two kinds never share a panel. */
-export type ValueKind = 'per_second' | 'per_interval' | 'seconds' | 'flag' | 'count' | 'timestamp' | 'info' | 'per_minute';
+export type ValueKind =
+  'per_second' | 'per_interval' | 'seconds' | 'flag' | 'count' | 'timestamp' | 'info' | 'per_minute';
 
 /** The Grafana units each kind may be shown in. */
 export const UNITS_OF_KIND: Record<ValueKind, string[]> = {
