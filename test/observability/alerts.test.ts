@@ -33,6 +33,8 @@ const REQUIRED_ALERTS = [
   'CfsBatcherLivenessFailing',
   'CfsBatcherRestartingRepeatedly',
   'CfsBatcherNoSessionsWhilePending',
+  'CfsBatcherSessionCreatesFailing',
+  'CfsBatcherSessionsPendingInCfs',
   'CfsBatcherCfsUnreachable',
   'CfsBatcherInBackoff',
   'CfsBatcherDisabledForLong',
