@@ -65,6 +65,11 @@ function diagBridge(): DiagLogger {
   return { error: warn, warn, info: debug, debug, verbose: debug };
 }
 
+function exceptionText(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  return typeof err === 'string' ? err : JSON.stringify(err);
+}
+
 function joined(message: string, args: unknown[]): string {
   return args.length > 0 ? `${message} ${args.map(String).join(' ')}` : message;
 }
@@ -75,7 +80,7 @@ function joined(message: string, args: unknown[]): string {
  */
 function routeDiagnostics(): void {
   if (getStringFromEnv('OTEL_LOG_LEVEL') === undefined) diag.setLogger(diagBridge(), DiagLogLevel.WARN);
-  setGlobalErrorHandler((err) => log.debug(`Trace export failed: ${err instanceof Error ? err.message : String(err)}`));
+  setGlobalErrorHandler((err) => log.debug(`Trace export failed: ${exceptionText(err)}`));
 }
 
 /**
