@@ -67,13 +67,17 @@ export function telemetryDisabled(env: Env = process.env): boolean {
 }
 
 /**
- * Tracing is on when the SDK is not disabled and an exporter is configured: an endpoint or OTEL_TRACES_EXPORTER. Only
- * this gate reads OTEL_* here (the SDK reads the rest): with tracing off the SDK is never loaded.
+ * Tracing is on when the SDK is not disabled and an exporter is configured: an endpoint, or OTEL_TRACES_EXPORTER other
+ * than `none` (which the SDK would only answer with a warning). Only this gate reads OTEL_* here (the SDK reads the
+ * rest): with tracing off the SDK is never loaded.
  */
 export function tracingEnabled(env: Env = process.env): boolean {
   if (telemetryDisabled(env)) return false;
-  const set = (name: string): boolean => (env[name] ?? '').trim() !== '';
-  return set('OTEL_EXPORTER_OTLP_ENDPOINT') || set('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT') || set('OTEL_TRACES_EXPORTER');
+  const value = (name: string): string => (env[name] ?? '').trim().toLowerCase();
+  if (value('OTEL_TRACES_EXPORTER') === 'none') return false;
+  return ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'OTEL_TRACES_EXPORTER'].some(
+    (name) => value(name) !== '',
+  );
 }
 
 /**
@@ -83,7 +87,7 @@ export function tracingEnabled(env: Env = process.env): boolean {
  */
 export function startTracing(opts: TelemetryOptions): Telemetry {
   if (!opts.spanProcessors && !tracingEnabled()) {
-    log.debug('Tracing off (OTEL_SDK_DISABLED=true, or no OTEL_EXPORTER_OTLP_ENDPOINT / OTEL_TRACES_EXPORTER set)');
+    log.debug('Tracing off (OTEL_SDK_DISABLED=true, OTEL_TRACES_EXPORTER=none, or no exporter endpoint set)');
     return { enabled: false, shutdown: () => Promise.resolve() };
   }
   // synchronous on purpose: the SDK must have hooked require before main.ts goes on to load http and express

@@ -92,6 +92,9 @@ describe('pure helpers', () => {
     expect(tracingEnabled({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://127.0.0.1:4318/v1/traces' })).toBe(true);
     expect(tracingEnabled({ OTEL_TRACES_EXPORTER: 'console' })).toBe(true);
     expect(tracingEnabled({ OTEL_TRACES_EXPORTER: ' ' })).toBe(false);
+    expect(tracingEnabled({ OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' })).toBe(
+      false,
+    );
     expect(tracingEnabled({ OTEL_TRACES_EXPORTER: 'console', OTEL_SDK_DISABLED: 'true' })).toBe(false);
   });
 

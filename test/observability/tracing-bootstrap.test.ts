@@ -99,14 +99,21 @@ function loadedModules(out: string[]): string[] {
 }
 
 describe('what loads', () => {
-  test('the barrel and startTracing with tracing off load no SDK, exporter, instrumentation or resource package', async () => {
-    const { out } = await runNode(`shared.startTracing({ serviceName: 'x' }); ${SDK_MODULES}`, {});
-    expect(loadedModules(out)).toEqual([]);
-  });
+  test.each([
+    ['nothing set', {}],
+    ['OTEL_TRACES_EXPORTER=none', { OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' }],
+    ['OTEL_SDK_DISABLED=true', { OTEL_SDK_DISABLED: 'true', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' }],
+  ])(
+    'tracing off (%s): the barrel and startTracing load no SDK, exporter, instrumentation or resource package',
+    async (_, env: Record<string, string>) => {
+      const { out } = await runNode(`shared.startTracing({ serviceName: 'x' }); ${SDK_MODULES}`, env);
+      expect(loadedModules(out)).toEqual([]);
+    },
+  );
 
   test('startTracing with an exporter configured loads NodeSDK and the HTTP instrumentation', async () => {
     const { out } = await runNode(`shared.startTracing({ serviceName: 'x' }); ${SDK_MODULES}`, {
-      OTEL_TRACES_EXPORTER: 'none',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9', // no span is made, so nothing is sent there
     });
     const loaded = loadedModules(out);
     expect(loaded.some((k) => /[\\/]sdk-node[\\/]/.test(k))).toBe(true);
