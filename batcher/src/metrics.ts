@@ -4,9 +4,13 @@ import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { listen } from '@cfs-batcher/shared';
 
+/** Why a session create failed; the runbook has a line for each (docs/runbook.md, CfsBatcherSessionCreatesFailing). */
 export const CREATE_FAILURE_REASONS = [
   'http_400',
+  'http_auth',
+  'http_404',
   'http_409',
+  'http_4xx',
   'http_5xx',
   'timeout',
   'unreachable',

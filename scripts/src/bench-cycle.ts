@@ -22,6 +22,8 @@ import { median, procStatCpuTicks } from './bench-stats';
 export interface CycleRun {
   components: number;
   fillSeconds: number;
+  /** Spawn -> the first heartbeat on disk (start-up: node, the modules, configuration, the first CFS answer). */
+  firstBeatMs: number | null;
   /** Duration of the first cycle (the one that creates most sessions). */
   firstCycleMs: number | null;
   /** Batcher CPU seconds from spawn until every component is in a session (start-up included): robust to load. */
@@ -189,6 +191,12 @@ export async function runCycleBench(n: number, o: CycleBenchOptions): Promise<Cy
   try {
     const pid = batcher.pid;
     const t0 = Date.now();
+    const firstBeat = await waitFor(async () => ((await hb(hbFile)) ? Date.now() : undefined), {
+      what: 'the first heartbeat',
+      timeoutMs: 120_000,
+      intervalMs: 5,
+      abort: () => (batcher.alive ? null : `batcher exited: ${batcher.tail(5)}`),
+    });
     // Filled: nothing queued, sessions exist, and two cycles in a row created nothing.
     let lastCreated = -1;
     let quiet = 0;
@@ -241,6 +249,7 @@ export async function runCycleBench(n: number, o: CycleBenchOptions): Promise<Cy
     return {
       components: n,
       fillSeconds,
+      firstBeatMs: firstBeat - t0,
       firstCycleMs,
       fillCpuS,
       cycleMs: median(durations),

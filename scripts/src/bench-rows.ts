@@ -32,6 +32,12 @@ export function cycleRows(n: number, runs: readonly CycleRun[]): Row[] {
   const sessions = median(runs.map((r) => r.sessions)) ?? 0;
   return [
     row(
+      'spawn to first heartbeat',
+      of((r) => r.firstBeatMs),
+      ' ms',
+      0,
+    ),
+    row(
       'CFS requests per steady cycle',
       of((r) => r.requestsPerCycle),
       '',

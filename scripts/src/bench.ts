@@ -83,7 +83,7 @@ async function main(): Promise<void> {
           log(
             `  busy ${fmt(run.cycleMs, 0)} ms, cpu ${fmt(run.cpuPerCycleS, 2)} s, ${fmt(run.requestsPerCycle)} requests and ` +
               `${fmt(run.bytesPerCycle / 1e6, 2)} MB/cycle (${fmt(run.bytesPerMinute / 1e6)} MB/min), peak RSS ${fmt(run.peakRssMb)} MB, ` +
-              `first cycle ${fmt(run.firstCycleMs, 0)} ms (${fmt(run.fillCpuS, 2)} CPU-s to fill), rebuild ${fmt(run.rebuildWallS, 2)} s ${JSON.stringify(run.byRoute)}`,
+              `first heartbeat ${fmt(run.firstBeatMs, 0)} ms, first cycle ${fmt(run.firstCycleMs, 0)} ms (${fmt(run.fillCpuS, 2)} CPU-s to fill), rebuild ${fmt(run.rebuildWallS, 2)} s ${JSON.stringify(run.byRoute)}`,
           );
         } catch (err) {
           errors.push(`cycle ${n} run ${r + 1}: ${(err as Error).message}`);

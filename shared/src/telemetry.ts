@@ -1,9 +1,10 @@
 /**
- * Span helpers for every program, light: they need only `@opentelemetry/api`, so importing them (through the barrel)
- * loads no SDK. Without a registered tracer provider every span is a no-op.
+ * Span helpers for every program, light: they need only `@opentelemetry/api`, so importing them (through the barrel,
+ * or as `@cfs-batcher/shared/telemetry` from a tracing preload) loads no SDK. Without a registered tracer provider
+ * every span is a no-op.
  *
- * The SDK itself lives in `@cfs-batcher/shared/tracing` (tracing.ts). `startTracing()` loads it only when tracing is
- * on: OTEL_SDK_DISABLED not true and an exporter endpoint or OTEL_TRACES_EXPORTER set.
+ * The SDK bootstrap lives in `@cfs-batcher/shared/tracing` (tracing.ts, NodeSDK). `startTracing()` loads it only when
+ * tracing is on: OTEL_SDK_DISABLED not true and an exporter endpoint or OTEL_TRACES_EXPORTER set.
  */
 import { type Attributes, type Span, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -41,9 +42,9 @@ export interface TelemetryOptions {
   express?: boolean;
   /** Only trace outgoing HTTP calls made inside a span (the sidecar's periodic CFS checks would be noise). */
   requireParentForOutgoing?: boolean;
-  /** Upper bound for `shutdown()`. */
+  /** Upper bound for `shutdown()` (default SHUTDOWN_TIMEOUT_MS, 1.2 s). */
   shutdownTimeoutMs?: number;
-  /** Tests: replace the OTLP pipeline with these processors. */
+  /** Tests: replace the pipeline NodeSDK builds from OTEL_TRACES_EXPORTER with these processors. */
   spanProcessors?: SpanProcessor[];
   /** Tests: skip the env/process/host resource detectors. */
   autoDetectResources?: boolean;
@@ -65,29 +66,35 @@ export function telemetryDisabled(env: Env = process.env): boolean {
   return (env.OTEL_SDK_DISABLED ?? '').trim().toLowerCase() === 'true';
 }
 
-/** Tracing is on when the SDK is not disabled and an exporter is configured: an endpoint or OTEL_TRACES_EXPORTER. */
+/**
+ * Tracing is on when the SDK is not disabled and an exporter is configured: an endpoint, or OTEL_TRACES_EXPORTER other
+ * than `none` (which the SDK would only answer with a warning). Only this gate reads OTEL_* here (the SDK reads the
+ * rest): with tracing off the SDK is never loaded.
+ */
 export function tracingEnabled(env: Env = process.env): boolean {
   if (telemetryDisabled(env)) return false;
-  const set = (name: string): boolean => (env[name] ?? '').trim() !== '';
-  return set('OTEL_EXPORTER_OTLP_ENDPOINT') || set('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT') || set('OTEL_TRACES_EXPORTER');
+  const value = (name: string): string => (env[name] ?? '').trim().toLowerCase();
+  if (value('OTEL_TRACES_EXPORTER') === 'none') return false;
+  return ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'OTEL_TRACES_EXPORTER'].some(
+    (name) => value(name) !== '',
+  );
 }
 
 /**
- * The tracing preload's entry: starts the SDK (`@cfs-batcher/shared/tracing`, required here and only here) when
- * tracing is on or the caller brings its own span processors; otherwise a no-op that loads nothing.
+ * The tracing preload's entry: starts NodeSDK (`@cfs-batcher/shared/tracing`, required here and only here) when
+ * tracing is on or the caller brings its own span processors; otherwise a no-op that loads nothing. Call it before
+ * node:http or express is first required, so the instrumentations hook them as they load.
  */
 export function startTracing(opts: TelemetryOptions): Telemetry {
   if (!opts.spanProcessors && !tracingEnabled()) {
-    log.debug('Tracing off (OTEL_SDK_DISABLED=true, or no OTEL_EXPORTER_OTLP_ENDPOINT / OTEL_TRACES_EXPORTER set)');
+    log.debug('Tracing off (OTEL_SDK_DISABLED=true, OTEL_TRACES_EXPORTER=none, or no exporter endpoint set)');
     return { enabled: false, shutdown: () => Promise.resolve() };
   }
-  // synchronous on purpose: the preload must have patched http before main.ts goes on to load express
+  // synchronous on purpose: the SDK must have hooked require before main.ts goes on to load http and express
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy load: with tracing off the SDK never loads
   const sdk = require('./tracing') as typeof import('./tracing');
   return sdk.startTelemetry(opts);
 }
-
-/** @deprecated Use `startTracing` (same options); kept until the batcher's preload switches. */
 
 /** True for requests the HTTP instrumentation must not trace (query string ignored). */
 export function isUntracedPath(url: string | undefined): boolean {

@@ -1,62 +1,33 @@
 /**
- * The OpenTelemetry SDK for the batcher and the health sidecar: `@cfs-batcher/shared/tracing`.
+ * The OpenTelemetry bootstrap of the batcher and the health sidecar: `@cfs-batcher/shared/tracing`, one `NodeSDK`.
  *
- * Heavy (exporter, instrumentations, resource detectors): never imported by the barrel. Each program's tracing
- * preload reaches it through `startTracing()` (telemetry.ts), which requires this module only when tracing is on.
+ * Heavy (sdk-node brings every exporter it supports): never imported by the barrel. Each program's tracing preload
+ * reaches it through `startTracing()` (telemetry.ts), which requires this module only when tracing is on.
  *
- * Traces only, OTLP over HTTP/JSON: metrics come from prom-client and logs go to stdout. Built from sdk-trace-node
- * directly rather than sdk-node, which pulls gRPC, protobuf, Zipkin and the metric/log exporters the programs never
- * use. Tracing is best effort: an unreachable collector costs a bounded queue and a DEBUG log line, never a blocked
- * or crashed main loop.
- *
- * Configured by the standard OTEL_* environment (endpoint, service name, sampler, OTEL_SDK_DISABLED, resource
- * attributes) plus POD_NAME / POD_NAMESPACE / CONTAINER_NAME from the downward API (see docs/CONTRACTS.md).
+ * NodeSDK reads the OTEL_* environment itself (exporter, protocol, endpoint, headers, timeouts, sampler, propagators,
+ * OTEL_BSP_*, OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, OTEL_SDK_DISABLED, OTEL_LOG_LEVEL). Here is only what it
+ * cannot know: the instrumentations, the program's default service name and version, the pod identity from the
+ * downward API, that metrics and logs are not ours to export unless asked for, where its diagnostics go, and how long
+ * the last flush may take. Tracing is best effort: an unreachable collector costs a bounded queue and a DEBUG line,
+ * never a blocked or crashed main loop.
  */
-import {
-  type Attributes,
-  type DiagLogger,
-  DiagConsoleLogger,
-  DiagLogLevel,
-  type TextMapPropagator,
-  diag,
-} from '@opentelemetry/api';
-import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { registerInstrumentations } from '@opentelemetry/instrumentation';
+import { type Attributes, type DiagLogger, DiagLogLevel, diag } from '@opentelemetry/api';
+import { getStringFromEnv, setGlobalErrorHandler } from '@opentelemetry/core';
 import { ExpressInstrumentation, ExpressLayerType } from '@opentelemetry/instrumentation-express';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
-import {
-  defaultResource,
-  detectResources,
-  envDetector,
-  hostDetector,
-  processDetector,
-  resourceFromAttributes,
-} from '@opentelemetry/resources';
-import {
-  BatchSpanProcessor,
-  ConsoleSpanExporter,
-  SimpleSpanProcessor,
-  type SpanProcessor,
-} from '@opentelemetry/sdk-trace-base';
-import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
+import { NodeSDK } from '@opentelemetry/sdk-node';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import { getLogger } from './logger';
 import { ATTR, isUntracedPath, telemetryDisabled, type Telemetry, type TelemetryOptions } from './telemetry';
 
 export type { Telemetry, TelemetryOptions } from './telemetry';
 
-/** Bounds that keep a dead collector harmless (each can still be overridden by its OTEL_* variable). */
-export const TELEMETRY_DEFAULTS = {
-  exporterTimeoutMs: 3000,
-  bspExportTimeoutMs: 5000,
-  bspMaxQueueSize: 2048,
-  /**
-   * The last spans' flush on SIGTERM: a program must exit within 2 s of SIGTERM even with a dead collector (the
-   * image check measured 2.2-3.5 s with a 3 s bound), so the flush gives up after 1.2 s.
-   */
-  shutdownTimeoutMs: 1200,
-} as const;
+/**
+ * The last spans' flush on SIGTERM: a program must exit within 2 s of SIGTERM even with a dead collector (the image
+ * check measured 2.2-3.5 s with a 3 s bound), so the flush gives up after 1.2 s.
+ */
+export const SHUTDOWN_TIMEOUT_MS = 1200;
 
 type Env = Record<string, string | undefined>;
 
@@ -64,8 +35,9 @@ const log = getLogger('telemetry');
 let active: Telemetry | undefined;
 
 /**
- * Our resource attributes: service name/version and the pod identity from the downward API. The env detector runs
- * after this, so OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES still win.
+ * The resource NodeSDK starts from: its default (telemetry.sdk.*), the program's service name and version, and the
+ * pod identity from the downward API. The SDK's env detector merges over it, so OTEL_SERVICE_NAME and
+ * OTEL_RESOURCE_ATTRIBUTES still win.
  */
 export function baseResourceAttributes(
   opts: Pick<TelemetryOptions, 'serviceName' | 'serviceVersion'>,
@@ -82,65 +54,33 @@ export function baseResourceAttributes(
   return attrs;
 }
 
-function positiveNumber(value: string | undefined): number | undefined {
-  if (value === undefined || value.trim() === '') return undefined;
-  const n = Number(value);
-  return Number.isFinite(n) && n > 0 ? n : undefined;
+/**
+ * The SDK's diagnostics as our log lines: its warnings and errors are set-up problems (an unknown exporter, sampler
+ * or protocol, an invalid OTEL_BSP_* value, spans dropped on a full queue) and become WARN lines. Failed exports go
+ * through the global error handler instead, at DEBUG: a dead collector is not our error.
+ */
+function diagBridge(): DiagLogger {
+  const warn = (message: string, ...args: unknown[]): void => log.warn(joined(message, args));
+  const debug = (message: string, ...args: unknown[]): void => log.debug(joined(message, args));
+  return { error: warn, warn, info: debug, debug, verbose: debug };
+}
+
+function exceptionText(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  return typeof err === 'string' ? err : JSON.stringify(err);
+}
+
+function joined(message: string, args: unknown[]): string {
+  return args.length > 0 ? `${message} ${args.map(String).join(' ')}` : message;
 }
 
 /**
- * The span processors for OTEL_TRACES_EXPORTER (otlp by default, console for local debugging, none). Reads
- * process.env, like the OTLP exporter it builds (endpoint, headers and timeouts come from there).
+ * With OTEL_LOG_LEVEL set the SDK writes its own console diagnostics at that level (as its docs describe); otherwise
+ * its warnings become our WARN lines.
  */
-export function spanProcessorsFromEnv(): SpanProcessor[] {
-  const env = process.env;
-  const exporters = (env.OTEL_TRACES_EXPORTER ?? 'otlp')
-    .split(',')
-    .map((s) => s.trim().toLowerCase())
-    .filter((s) => s !== '');
-  if (exporters.length === 0 || exporters.includes('none')) return [];
-  const processors: SpanProcessor[] = [];
-  for (const name of new Set(exporters)) {
-    if (name === 'otlp') processors.push(otlpProcessor(env));
-    else if (name === 'console') processors.push(new SimpleSpanProcessor(new ConsoleSpanExporter()));
-    else log.warn(`Unsupported OTEL_TRACES_EXPORTER value "${name}" ignored (supported: otlp, console, none)`);
-  }
-  return processors;
-}
-
-function otlpProcessor(env: Env): SpanProcessor {
-  const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? '').trim();
-  if (protocol !== '' && protocol !== 'http/json') {
-    // only the JSON exporter is a dependency; Jaeger and the collector accept it on the same port (4318)
-    log.warn(`OTEL_EXPORTER_OTLP_PROTOCOL=${protocol} is not supported, sending traces as http/json`);
-  }
-  const timeoutSet = positiveNumber(env.OTEL_EXPORTER_OTLP_TRACES_TIMEOUT ?? env.OTEL_EXPORTER_OTLP_TIMEOUT);
-  const exporter = new OTLPTraceExporter(
-    timeoutSet === undefined ? { timeoutMillis: TELEMETRY_DEFAULTS.exporterTimeoutMs } : {},
-  );
-  // BatchSpanProcessor applies OTEL_BSP_* for every field left undefined here
-  return new BatchSpanProcessor(exporter, {
-    exportTimeoutMillis:
-      positiveNumber(env.OTEL_BSP_EXPORT_TIMEOUT) === undefined ? TELEMETRY_DEFAULTS.bspExportTimeoutMs : undefined,
-    maxQueueSize:
-      positiveNumber(env.OTEL_BSP_MAX_QUEUE_SIZE) === undefined ? TELEMETRY_DEFAULTS.bspMaxQueueSize : undefined,
-  });
-}
-
-/** OTel's own diagnostics (export failures included) become DEBUG lines: a dead collector is not our error. */
-function diagBridge(): DiagLogger {
-  const debug = (message: string, ...args: unknown[]): void => {
-    log.debug(args.length > 0 ? `${message} ${args.map(String).join(' ')}` : message);
-  };
-  return { error: debug, warn: debug, info: debug, debug, verbose: debug };
-}
-
-/** OTEL_LOG_LEVEL asks for the SDK's console diagnostics (as NodeSDK did); otherwise they go to our DEBUG lines. */
-function setDiagLogger(env: Env): void {
-  const level = env.OTEL_LOG_LEVEL?.trim().toUpperCase();
-  const asked = level ? DiagLogLevel[level as keyof typeof DiagLogLevel] : undefined;
-  if (asked !== undefined) diag.setLogger(new DiagConsoleLogger(), { logLevel: asked });
-  else diag.setLogger(diagBridge(), DiagLogLevel.WARN);
+function routeDiagnostics(): void {
+  if (getStringFromEnv('OTEL_LOG_LEVEL') === undefined) diag.setLogger(diagBridge(), DiagLogLevel.WARN);
+  setGlobalErrorHandler((err) => log.debug(`Trace export failed: ${exceptionText(err)}`));
 }
 
 /**
@@ -177,35 +117,22 @@ function inactive(): Telemetry {
 }
 
 /**
- * OTEL_PROPAGATORS as NodeSDK read it, for the W3C propagators we ship (b3/jaeger would need packages we do not):
- * undefined = the provider's default (tracecontext + baggage), null = none.
+ * NodeSDK starts an OTLP metrics and an OTLP logs pipeline when OTEL_METRICS_EXPORTER / OTEL_LOGS_EXPORTER are unset.
+ * The programs' metrics are Prometheus (/metrics) and their logs go to stdout, so unset means none here; set, the SDK
+ * reads the variable as usual (and warns about a value it does not know).
  */
-export function propagatorFromEnv(env: Env = process.env): TextMapPropagator | null | undefined {
-  const names = (env.OTEL_PROPAGATORS ?? '')
-    .split(',')
-    .map((n) => n.trim().toLowerCase())
-    .filter((n) => n !== '');
-  if (names.length === 0) return undefined;
-  if (names.includes('none')) return null;
-  const propagators: TextMapPropagator[] = [];
-  for (const name of new Set(names)) {
-    if (name === 'tracecontext') propagators.push(new W3CTraceContextPropagator());
-    else if (name === 'baggage') propagators.push(new W3CBaggagePropagator());
-    else log.warn(`Unsupported OTEL_PROPAGATORS value "${name}" ignored (supported: tracecontext, baggage, none)`);
-  }
-  return propagators.length === 0 ? undefined : new CompositePropagator({ propagators });
+function noneUnlessSet<T>(variable: 'OTEL_METRICS_EXPORTER' | 'OTEL_LOGS_EXPORTER'): T[] | undefined {
+  return getStringFromEnv(variable) === undefined ? [] : undefined;
 }
 
 function startSdk(opts: TelemetryOptions): Telemetry {
-  setDiagLogger(process.env);
-  let resource = defaultResource().merge(resourceFromAttributes(baseResourceAttributes(opts)));
-  if (opts.autoDetectResources ?? true) {
-    resource = resource.merge(detectResources({ detectors: [envDetector, processDetector, hostDetector] }));
-  }
-  const provider = new NodeTracerProvider({ resource, spanProcessors: opts.spanProcessors ?? spanProcessorsFromEnv() });
-  provider.register({ propagator: propagatorFromEnv() }); // global tracer provider, AsyncLocalStorage context
-  const unregister = registerInstrumentations({
-    tracerProvider: provider,
+  routeDiagnostics();
+  const sdk = new NodeSDK({
+    resource: defaultResource().merge(resourceFromAttributes(baseResourceAttributes(opts))),
+    autoDetectResources: opts.autoDetectResources ?? true,
+    spanProcessors: opts.spanProcessors, // tests only; otherwise from OTEL_TRACES_EXPORTER
+    metricReaders: noneUnlessSet('OTEL_METRICS_EXPORTER'),
+    logRecordProcessors: noneUnlessSet('OTEL_LOGS_EXPORTER'),
     instrumentations: [
       new HttpInstrumentation({
         ignoreIncomingRequestHook: (req) => isUntracedPath(req.url),
@@ -215,26 +142,14 @@ function startSdk(opts: TelemetryOptions): Telemetry {
       ...(opts.express ? [new ExpressInstrumentation({ ignoreLayersType: [ExpressLayerType.MIDDLEWARE] })] : []),
     ],
   });
-  // Modules that loaded before this point are patched when required again: the patch is applied in place, so a
-  // client created earlier is traced too (the CFS transport takes `request` from node:http/node:https per call).
-  /* eslint-disable @typescript-eslint/no-require-imports -- re-required for their side effect: the patch */
-  require('http');
-  require('https');
-  if (opts.express) require('express');
-  /* eslint-enable @typescript-eslint/no-require-imports */
-  const bound = opts.shutdownTimeoutMs ?? TELEMETRY_DEFAULTS.shutdownTimeoutMs;
+  sdk.start();
+  const bound = opts.shutdownTimeoutMs ?? SHUTDOWN_TIMEOUT_MS;
   let stopping: Promise<void> | undefined;
-  log.info(
-    `Tracing started (service ${opts.serviceName}, exporter ${process.env.OTEL_TRACES_EXPORTER ?? 'otlp'}, ` +
-      `endpoint ${process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? process.env.OTEL_EXPORTER_OTLP_ENDPOINT ?? 'default'})`,
-  );
+  log.info(`Tracing started (service ${opts.serviceName}; exporter settings from OTEL_* by @opentelemetry/sdk-node)`);
   return {
     enabled: true,
     shutdown: () => {
-      stopping ??= boundedShutdown(async () => {
-        unregister();
-        await provider.shutdown();
-      }, bound).finally(() => {
+      stopping ??= boundedShutdown(() => sdk.shutdown(), bound).finally(() => {
         active = undefined;
       });
       return stopping;

@@ -1,11 +1,13 @@
 import fc from 'fast-check';
 import {
   BatchBook,
+  CREATE_FAILURE_REASONS,
   DEFAULT_OPTIONS,
   RECENT_SESSIONS_SIZE,
   batchKeyOf,
   certainlyNotCreated,
   cfsErrorLine,
+  createFailureReason,
   decideCompletion,
   initialBackoff,
   isBackingOff,
@@ -341,6 +343,25 @@ describe('CFS error lines', () => {
       [err('invalid-response', 'Unexpected response: null'), 'Unexpected response from CFS: Unexpected response: null'],
     ];
     for (const [e, line] of table) expect(cfsErrorLine(e)).toBe(line);
+  });
+
+  it('gives every kind of failed create its own reason: auth, not-found and other client errors apart from 400', () => {
+    const table: [CfsError, string][] = [
+      [err('http', 'bad configuration', 400), 'http_400'],
+      [err('http', 'token expired', 401), 'http_auth'],
+      [err('http', 'wrong tenant', 403), 'http_auth'],
+      [err('http', 'no /v3 in CFS_API_URL', 404), 'http_404'],
+      [err('http', 'name clash', 409), 'http_409'],
+      [err('http', 'unprocessable', 422), 'http_4xx'],
+      [err('http', 'too many requests', 429), 'http_4xx'],
+      [err('http', 'Kafka down', 503), 'http_5xx'],
+      [err('timeout', 'timeout'), 'timeout'],
+      [err('unreachable', 'ECONNREFUSED'), 'unreachable'],
+      [err('invalid-response', 'Non-JSON'), 'invalid'],
+    ];
+    expect(table.map(([e]) => createFailureReason(e))).toEqual(table.map(([, r]) => r));
+    // every reason the rule gives is one the metric declares (and exports at 0), and each is reachable
+    expect(new Set(table.map(([, r]) => r))).toEqual(new Set(CREATE_FAILURE_REASONS));
   });
 
   it('knows which failed POSTs certainly created nothing', () => {

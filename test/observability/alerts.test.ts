@@ -35,6 +35,8 @@ const REQUIRED_ALERTS = [
   'CfsBatcherLivenessFailing',
   'CfsBatcherRestartingRepeatedly',
   'CfsBatcherNoSessionsWhilePending',
+  'CfsBatcherSessionCreatesFailing',
+  'CfsBatcherSessionsPendingInCfs',
   'CfsBatcherCfsUnreachable',
   'CfsBatcherInBackoff',
   'CfsBatcherDisabledForLong',

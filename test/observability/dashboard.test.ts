@@ -9,7 +9,9 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
 import { createMetrics } from '@cfs-batcher/batcher';
-import { SidecarMetrics } from '@cfs-batcher/sidecar-health';
+import { CFS_CLIENT_DEFAULTS } from '@cfs-batcher/shared';
+import { SidecarMetrics, thresholdsFromEnv } from '@cfs-batcher/sidecar-health';
+import { BATCHER_CONTAINER, SIDECAR_CONTAINER, loadPodSpec } from '../../scripts/src/pod-spec';
 import {
   EXTERNAL_METRICS,
   REPO,
@@ -22,7 +24,7 @@ import {
 } from './promql';
 import { KUBECTL } from '../deploy/manifest-helpers';
 import { describeWithTool } from '../helpers/requires';
-import { INITIALISED_LABELS } from './queries';
+import { INITIALISED_LABELS, UNITS_OF_KIND, valueKind } from './queries';
 
 const OBS_DIR = path.join(REPO, 'manifests', 'base', 'observability');
 
@@ -33,6 +35,7 @@ interface Panel {
   datasource?: { type: string; uid: string };
   gridPos: { h: number; w: number; x: number; y: number };
   targets?: { refId: string; expr: string; legendFormat?: string }[];
+  fieldConfig?: { defaults: { unit?: string; thresholds?: { steps: { color: string; value: number | null }[] } } };
 }
 interface Dashboard {
   uid: string;
@@ -103,7 +106,7 @@ describe('dashboard ConfigMap', () => {
   test('has the panels the issue asks for', () => {
     const byTitle = new Map(dashboard().panels.map((p) => [p.title, p]));
     const exprsOf = (title: string): string => (byTitle.get(title)?.targets ?? []).map((t) => t.expr).join('\n');
-    expect(exprsOf('Heartbeat age')).toContain('cfs_batcher_health_last_heartbeat_timestamp_seconds');
+    expect(exprsOf('Heartbeat age')).toContain('cfs_batcher_health_heartbeat_age_seconds');
     expect(exprsOf('Cycle duration')).toContain('cfs_batcher_cycle_duration_seconds_bucket');
     expect(exprsOf('Sessions by result')).toContain('cfs_batcher_sessions_completed_total');
     expect(exprsOf('Pending components and batches')).toContain('cfs_batcher_pending_components');
@@ -149,6 +152,49 @@ describe('dashboard ConfigMap', () => {
       return names.filter((n) => !real.has(n) && !EXTERNAL_METRICS.has(n)).map((n) => `${q.panel}: ${n}`);
     });
     expect(unknown).toEqual([]);
+  });
+});
+
+/** A setting as the shipped manifest sets it on a container, else its default in the program's own configuration. */
+function shipped(containerName: string, name: string): string | undefined {
+  return loadPodSpec(REPO).containers[containerName]!.env.find((e) => e.name === name)?.value;
+}
+
+describe('dashboard units and thresholds', () => {
+  test('one kind of value per panel, shown in a unit that fits it', () => {
+    const wrong: string[] = [];
+    for (const p of dashboard().panels.filter((x) => x.type !== 'row')) {
+      const kinds = [...new Set((p.targets ?? []).map((t) => valueKind(t.expr)))];
+      const unit = p.fieldConfig?.defaults.unit ?? '';
+      if (kinds.length !== 1) wrong.push(`${p.title}: mixes ${kinds.join(', ')}`);
+      else if (!UNITS_OF_KIND[kinds[0]!].includes(unit)) wrong.push(`${p.title}: ${kinds[0]} shown as unit "${unit}"`);
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  test('the kind rule notices a panel that mixes a rate with an increase (the check can fail)', () => {
+    const kinds = ['sum(rate(a_total[5m]))', 'sum(increase(b_total[5m]))', 'max(cfs_batcher_disabled)'].map(valueKind);
+    expect(kinds).toEqual(['per_second', 'per_interval', 'flag']);
+    expect(() => valueKind('cfs_batcher_disabled + cfs_batcher_backoff_seconds')).toThrow(/mixes/);
+  });
+
+  test('"Heartbeat age" shows the sidecar\'s monotonic age, red from the freshness limit where /livez fails', () => {
+    const freshnessS = thresholdsFromEnv({}).freshnessMs! / 1000;
+    // the manifest ships the program's default (one value, two places that must agree)
+    expect(Number(shipped(SIDECAR_CONTAINER, 'SIDECAR_FRESHNESS_SECONDS'))).toBe(freshnessS);
+    const callDeadlineS = Number(shipped(BATCHER_CONTAINER, 'CFS_REQUEST_TIMEOUT_MS')) / 1000;
+    expect(callDeadlineS).toBe(CFS_CLIENT_DEFAULTS.requestTimeoutMs / 1000);
+    const stat = dashboard().panels.find((p) => p.title === 'Heartbeat age')!;
+    expect(stat.type).toBe('stat');
+    expect(stat.targets!.map((t) => metricNamesInExpr(t.expr))).toEqual([['cfs_batcher_health_heartbeat_age_seconds']]);
+    expect(stat.targets!.some((t) => t.expr.includes('time()'))).toBe(false);
+    expect(stat.fieldConfig?.defaults.unit).toBe('s');
+    // green while the loop beats, orange past one CFS call deadline, red where liveness fails
+    expect(stat.fieldConfig?.defaults.thresholds?.steps).toEqual([
+      { color: 'green', value: null },
+      { color: 'orange', value: callDeadlineS },
+      { color: 'red', value: freshnessS },
+    ]);
   });
 });
 

@@ -8,7 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { createMetrics } from '@cfs-batcher/batcher';
+import { CREATE_FAILURE_REASONS, createMetrics } from '@cfs-batcher/batcher';
 import { REASONS, SidecarMetrics } from '@cfs-batcher/sidecar-health';
 import { envNamesReadBy, find, KUBECTL, render, type K8sObject } from '../deploy/manifest-helpers';
 import { freePort } from '../helpers/ports';
@@ -26,8 +26,35 @@ const DOCS = [
 ];
 const text = new Map(DOCS.map((f) => [f, readFileSync(path.join(REPO, f), 'utf8')]));
 const RUNBOOK = text.get('docs/runbook.md')!;
-/** Deployments of CSM itself that the docs may name: the CFS API, and the original batcher (scaled to 0, never restarted). */
-const CSM_DEPLOYMENTS = new Set(['cray-cfs-api', 'cray-cfs-batcher']);
+/**
+ * Deployments of CSM itself that the docs may name: the CFS API and operator, and the original batcher (scaled to 0,
+ * never restarted).
+ */
+const CSM_DEPLOYMENTS = new Set(['cray-cfs-api', 'cray-cfs-operator', 'cray-cfs-batcher']);
+
+/** The runbook's section under `## <heading>`, up to the next heading of that level. */
+function runbookSection(heading: string): string {
+  const start = RUNBOOK.indexOf(`\n## ${heading}\n`);
+  if (start < 0) throw new Error(`docs/runbook.md has no section "## ${heading}"`);
+  const end = RUNBOOK.indexOf('\n## ', start + 1);
+  return RUNBOOK.slice(start, end < 0 ? undefined : end);
+}
+
+/** The backticked first cells of a markdown table's rows. */
+function tableKeys(markdown: string): string[] {
+  return [...markdown.matchAll(/^\| `([a-z_0-9]+)` \|/gm)].map((m) => m[1]!);
+}
+
+/** Keys of the overlays' kustomize env files (site settings such as RUNBOOK_URL, not program variables). */
+function overlaySettings(): Set<string> {
+  const out = new Set<string>();
+  const overlays = path.join(REPO, 'manifests', 'overlays');
+  for (const dir of readdirSync(overlays))
+    for (const f of readdirSync(path.join(overlays, dir)).filter((x) => x.endsWith('.env')))
+      for (const m of readFileSync(path.join(overlays, dir, f), 'utf8').matchAll(/^([A-Z][A-Z0-9_]*)=/gm))
+        out.add(m[1]!);
+  return out;
+}
 
 /** Every match of `re` (group 1) in every doc, as "file: value". */
 function mentions(re: RegExp): { file: string; value: string }[] {
@@ -83,11 +110,16 @@ describe('names in the docs exist', () => {
       (m) => !reasons.has(m.value) && !/_(ms|seconds)$/.test(m.value),
     ); // heartbeat fields are not reasons
     expect(unknown).toEqual([]);
-    const table = [...RUNBOOK.matchAll(/^\| `([a-z_]+)` \|/gm)].map((m) => m[1]);
+    const table = tableKeys(runbookSection('/livez failure reasons'));
     expect(table.sort()).toEqual(REASONS.filter((r) => r !== 'ok').sort());
   });
 
-  test('environment variables are read by some program, the tests, Node or the OpenTelemetry SDK', () => {
+  test('the runbook has a line for every reason a session create can fail with, and no other', () => {
+    const table = tableKeys(runbookSection('CfsBatcherSessionCreatesFailing'));
+    expect(table.sort()).toEqual([...CREATE_FAILURE_REASONS].sort());
+  });
+
+  test('environment variables are read by some program, the tests, Node or the OpenTelemetry SDK, or are overlay settings', () => {
     const read = envNamesReadBy(
       'batcher/src',
       'sidecar-health/src',
@@ -106,8 +138,10 @@ describe('names in the docs exist', () => {
         ),
       ].map((m) => m[1] as string),
     );
+    const settings = overlaySettings();
+    expect(settings.size).toBeGreaterThan(0);
     const unknown = mentions(/`([A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9])(?:[=`(*])/g).filter(
-      (m) => !read.has(m.value) && !runtime(m.value) && !constants.has(m.value),
+      (m) => !read.has(m.value) && !runtime(m.value) && !constants.has(m.value) && !settings.has(m.value),
     );
     expect(unknown).toEqual([]);
   });

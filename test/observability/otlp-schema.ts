@@ -1,9 +1,14 @@
 /**
- * OTLP/JSON checked against the official OTLP protobuf schema: the protobufjs module generated from
- * opentelemetry-proto that @opentelemetry/otlp-transformer 0.216 ships (the last release that does) (build/src/generated/root.js). The request is
- * read into ExportTraceServiceRequest, verified, encoded to the wire format and decoded again; every field sent must
- * survive with its value (an unknown or mistyped field does not). OTLP/JSON's own rules are applied first: trace and
- * span ids are hex (16 and 8 bytes), enums are integers, 64-bit integers may be strings.
+ * OTLP/HTTP bodies checked against the official OTLP protobuf schema: the protobufjs module generated from
+ * opentelemetry-proto that @opentelemetry/otlp-transformer 0.216 ships (the last release that does;
+ * build/src/generated/root.js).
+ * - protobuf (`http/protobuf`, the SDK's default): decoded with the schema and verified, and encoding the decoded
+ *   message again must give back the bytes sent (a field the schema does not know, or of the wrong wire type, would
+ *   not survive);
+ * - OTLP/JSON (`http/json`): read into ExportTraceServiceRequest, verified, encoded to the wire format and decoded
+ *   again; every field sent must survive with its value (an unknown or mistyped field does not). OTLP/JSON's own
+ *   rules are applied first: trace and span ids are hex (16 and 8 bytes), enums are integers, 64-bit integers may be
+ *   strings.
  */
 
 /** Where the generated schema module is found: a devDependency alias of the last otlp-transformer that ships it. */
@@ -33,6 +38,7 @@ function requestType(): MessageType {
 }
 
 const ID_BYTES: Record<string, number> = { traceId: 16, spanId: 8, parentSpanId: 8 };
+const TO_OBJECT = { longs: String, enums: Number, bytes: String, defaults: true, arrays: true };
 
 /** OTLP/JSON -> protobuf JSON mapping (hex ids to base64); id problems are reported, not thrown. */
 function toProtoJson(v: unknown, path: string, problems: string[]): unknown {
@@ -76,13 +82,40 @@ export function otlpTraceProblems(body: unknown): string[] {
   const message = T.fromObject(protoJson);
   const invalid = T.verify(message);
   if (invalid) problems.push(`verify: ${invalid}`);
-  const read = T.toObject(T.decode(T.encode(message).finish()), {
-    longs: String,
-    enums: Number,
-    bytes: String,
-    defaults: true,
-    arrays: true,
-  });
+  const read = T.toObject(T.decode(T.encode(message).finish()), TO_OBJECT);
   compare(protoJson, read, '$', problems);
   return problems;
+}
+
+/** protobuf JSON -> OTLP/JSON mapping (base64 ids to hex), the inverse of toProtoJson. */
+function toOtlpJson(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(toOtlpJson);
+  if (v === null || typeof v !== 'object') return v;
+  return Object.fromEntries(
+    Object.entries(v).map(([k, x]) => [
+      k,
+      k in ID_BYTES && typeof x === 'string' ? Buffer.from(x, 'base64').toString('hex') : toOtlpJson(x),
+    ]),
+  );
+}
+
+/**
+ * An OTLP/HTTP protobuf ExportTraceServiceRequest read with the official schema: the request as OTLP/JSON (for the
+ * same checks as a JSON body) and its problems (empty = valid).
+ */
+export function readOtlpProtobuf(bytes: Uint8Array): { body: unknown; problems: string[] } {
+  const T = requestType();
+  let message: unknown;
+  try {
+    message = T.decode(bytes);
+  } catch (err) {
+    return { body: {}, problems: [`decode: ${(err as Error).message}`] };
+  }
+  const problems: string[] = [];
+  const invalid = T.verify(message);
+  if (invalid) problems.push(`verify: ${invalid}`);
+  const again = Buffer.from(T.encode(message).finish());
+  if (!again.equals(Buffer.from(bytes)))
+    problems.push(`encoding the decoded request gives ${again.length} bytes, not the ${bytes.length} sent`);
+  return { body: toOtlpJson(T.toObject(message, TO_OBJECT)), problems };
 }

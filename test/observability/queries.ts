@@ -48,7 +48,54 @@ export const INITIALISED_LABELS: Record<string, [string, string[]]> = {
   cfs_batcher_sessions_completed_total: ['result', ['succeeded', 'failed', 'deleted', 'pending_timeout']],
   cfs_batcher_session_create_failures_total: [
     'reason',
-    ['http_400', 'http_409', 'http_5xx', 'timeout', 'unreachable', 'invalid'],
+    ['http_400', 'http_auth', 'http_404', 'http_409', 'http_4xx', 'http_5xx', 'timeout', 'unreachable', 'invalid'],
   ],
   cfs_batcher_invalid_records_total: ['kind', ['component', 'session', 'options']],
 };
+
+/** Gauges that are 0/1 states (docs/CONTRACTS.md describes each as 1 when ... / 0/1). */
+export const FLAG_METRICS = new Set([
+  'cfs_batcher_health_live',
+  'cfs_batcher_health_verdict',
+  'cfs_batcher_health_cfs_reachable',
+  'cfs_batcher_health_pending_components',
+  'cfs_batcher_health_creating_state',
+  'cfs_batcher_disabled',
+  'cfs_batcher_pacing_limited',
+]);
+
+/** What a query's values are, hence the unit its panel must show; two kinds never share a panel. */
+export type ValueKind =
+  'per_second' | 'per_interval' | 'seconds' | 'flag' | 'count' | 'timestamp' | 'info' | 'per_minute';
+
+/** The Grafana units each kind may be shown in. */
+export const UNITS_OF_KIND: Record<ValueKind, string[]> = {
+  per_second: ['reqps', 'ops', 'cps'],
+  per_interval: ['short'],
+  seconds: ['s'],
+  flag: ['none', 'bool'],
+  count: ['short'],
+  timestamp: ['dateTimeFromNow', 'dateTimeAsIso'],
+  info: ['none'],
+  per_minute: ['opm', 'cpm'],
+};
+
+/** Pure: the kind of values a dashboard query gives, from its functions and the metrics it reads. */
+export function valueKind(expr: string): ValueKind {
+  if (/\bhistogram_quantile\(/.test(expr)) return 'seconds';
+  if (/\brate\(/.test(expr)) return 'per_second';
+  if (/\bincrease\(/.test(expr)) return 'per_interval';
+  const names = metricNamesInExpr(expr);
+  const kinds = new Set(
+    names.map((n): ValueKind => {
+      if (n.endsWith('_timestamp_seconds')) return /\btime\(\)\s*-/.test(expr) ? 'seconds' : 'timestamp';
+      if (n.endsWith('_seconds')) return 'seconds';
+      if (FLAG_METRICS.has(n)) return 'flag';
+      if (n.endsWith('_info')) return 'info';
+      if (n.endsWith('_per_minute_cap')) return 'per_minute';
+      return 'count';
+    }),
+  );
+  if (kinds.size !== 1) throw new Error(`one query mixes ${[...kinds].join(' and ')}: ${expr}`);
+  return [...kinds][0]!;
+}

@@ -1,6 +1,7 @@
 /**
- * telemetry.ts inside jest: manual spans through startTelemetry() with an in-memory exporter (auto-instrumentation
- * does nothing under jest, the child-process test in traces-e2e.test.ts covers it).
+ * telemetry.ts and the NodeSDK bootstrap inside jest: manual spans through startTelemetry() with an in-memory
+ * exporter (auto-instrumentation does nothing under jest; traces-e2e.test.ts covers it, and tracing-bootstrap.test.ts
+ * what a fresh process loads, exports and logs).
  */
 import { SpanStatusCode, context, diag, propagation, trace } from '@opentelemetry/api';
 import {
@@ -9,8 +10,6 @@ import {
   SimpleSpanProcessor,
   type SpanExporter,
 } from '@opentelemetry/sdk-trace-base';
-import { execFileSync } from 'node:child_process';
-import path from 'node:path';
 import {
   ATTR,
   addLogSink,
@@ -26,13 +25,7 @@ import {
   type Telemetry,
 } from '@cfs-batcher/shared';
 import { SPAN, sessionSpanAttributes } from '@cfs-batcher/batcher';
-import {
-  baseResourceAttributes,
-  boundedShutdown,
-  propagatorFromEnv,
-  spanProcessorsFromEnv,
-  startTelemetry,
-} from '@cfs-batcher/shared/tracing';
+import { baseResourceAttributes, boundedShutdown, startTelemetry } from '@cfs-batcher/shared/tracing';
 import { waitFor } from '../helpers/wait';
 
 /** Collect JSON log lines through a log sink. */
@@ -99,31 +92,10 @@ describe('pure helpers', () => {
     expect(tracingEnabled({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://127.0.0.1:4318/v1/traces' })).toBe(true);
     expect(tracingEnabled({ OTEL_TRACES_EXPORTER: 'console' })).toBe(true);
     expect(tracingEnabled({ OTEL_TRACES_EXPORTER: ' ' })).toBe(false);
+    expect(tracingEnabled({ OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' })).toBe(
+      false,
+    );
     expect(tracingEnabled({ OTEL_TRACES_EXPORTER: 'console', OTEL_SDK_DISABLED: 'true' })).toBe(false);
-  });
-
-  test('OTEL_PROPAGATORS picks the W3C propagators; none gives none; unset keeps the default', () => {
-    expect(propagatorFromEnv({})).toBeUndefined();
-    expect(propagatorFromEnv({ OTEL_PROPAGATORS: 'none' })).toBeNull();
-    expect(propagatorFromEnv({ OTEL_PROPAGATORS: 'tracecontext' })?.fields()).toEqual(['traceparent', 'tracestate']);
-    expect(propagatorFromEnv({ OTEL_PROPAGATORS: 'tracecontext, baggage,b3' })?.fields()).toEqual([
-      'traceparent',
-      'tracestate',
-      'baggage',
-    ]);
-  });
-
-  test('OTEL_TRACES_EXPORTER selects the processors; none gives none', () => {
-    try {
-      process.env.OTEL_TRACES_EXPORTER = 'none';
-      expect(spanProcessorsFromEnv()).toHaveLength(0);
-      process.env.OTEL_TRACES_EXPORTER = 'console,bogus';
-      expect(spanProcessorsFromEnv()).toHaveLength(1);
-      delete process.env.OTEL_TRACES_EXPORTER;
-      expect(spanProcessorsFromEnv()).toHaveLength(1);
-    } finally {
-      restoreEnv();
-    }
   });
 
   test('errorAttributes reads the CFS client error fields', () => {
@@ -337,40 +309,5 @@ describe('a collector that never answers', () => {
     } finally {
       restoreEnv();
     }
-  });
-});
-
-/** Module paths of the OpenTelemetry SDK packages a fresh node process has loaded after `script`. */
-function sdkModulesLoadedBy(script: string, env: Record<string, string>): string[] {
-  const probe = `${script};
-    const sdk = Object.keys(require.cache).filter((k) => /@opentelemetry[\\/](sdk-|exporter-|instrumentation|resources)/.test(k));
-    process.stdout.write(JSON.stringify(sdk));`;
-  const out = execFileSync(process.execPath, ['-e', probe], {
-    cwd: path.resolve(__dirname, '..', '..'),
-    env: { PATH: process.env.PATH ?? '', ...env },
-    encoding: 'utf8',
-    timeout: 30_000,
-  });
-  return JSON.parse(out.trim().split('\n').pop() ?? '[]') as string[];
-}
-
-describe('the shared barrel stays light (built shared/dist, child process)', () => {
-  const barrel = "const shared = require('./shared/dist/index.js')";
-
-  test('requiring the barrel loads no SDK, exporter, instrumentation or resource package', () => {
-    expect(sdkModulesLoadedBy(barrel, {})).toEqual([]);
-  });
-
-  test('startTracing with tracing off loads none either', () => {
-    expect(sdkModulesLoadedBy(`${barrel}; shared.startTracing({ serviceName: 'x' })`, {})).toEqual([]);
-  });
-
-  test('startTracing with an exporter configured loads the SDK, without sdk-node', () => {
-    const loaded = sdkModulesLoadedBy(`${barrel}; shared.startTracing({ serviceName: 'x' })`, {
-      OTEL_TRACES_EXPORTER: 'none',
-    });
-    expect(loaded.some((k) => /sdk-trace-node/.test(k))).toBe(true);
-    expect(loaded.some((k) => /instrumentation-http/.test(k))).toBe(true);
-    expect(loaded.some((k) => /sdk-node/.test(k))).toBe(false);
   });
 });

@@ -1,9 +1,11 @@
 /**
  * Traces end to end: the built batcher (`node batcher/dist/main.js`, auto-instrumentation only works outside jest)
- * runs real cycles against the in-process simulator and exports OTLP/JSON to an in-process receiver on 127.0.0.1.
- * Checks span names, parentage, attributes, the W3C traceparent CFS receives, a CFS 404 as an error span, the
- * untraced /metrics scrape, `promtool check metrics` on the live /metrics, that a dead collector changes nothing, and
- * that the sidecar's traced requests carry no Express `middleware - ...` spans (noise in Jaeger).
+ * runs real cycles against the in-process simulator and exports OTLP/HTTP to an in-process receiver on 127.0.0.1, as
+ * NodeSDK sends it by default (protobuf); the sidecar is run with OTEL_EXPORTER_OTLP_PROTOCOL=http/json. Checks
+ * every request of both against the official OTLP schema, span names, parentage, attributes, the W3C traceparent CFS
+ * receives, a CFS 404 as an error span, the untraced /metrics scrape, `promtool check metrics` on the live /metrics,
+ * that a dead collector changes nothing, and that the sidecar's traced requests carry no Express `middleware - ...`
+ * spans (noise in Jaeger).
  * Needs `npm run build` first (npm test does it).
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -18,8 +20,8 @@ import { freePort } from '../helpers/ports';
 import { killAll, spawnNode, type Proc } from '../helpers/proc';
 import { makeTempDir } from '../helpers/tmp';
 import { waitFor } from '../helpers/wait';
-import { otlpTraceProblems } from './otlp-schema';
 import { describeWithTool } from '../helpers/requires';
+import { otlpTraceProblems, readOtlpProtobuf } from './otlp-schema';
 import { REPO, checkMetrics } from './promql';
 
 interface OtlpValue {
@@ -64,23 +66,41 @@ function attrMap(list: { key: string; value: OtlpValue }[] | undefined): Span['a
   return Object.fromEntries((list ?? []).map((a) => [a.key, value(a.value)]));
 }
 
-/** An OTLP/HTTP JSON receiver: POST /v1/traces, spans flattened with their resource. */
+/**
+ * An OTLP/HTTP receiver (protobuf or JSON): POST /v1/traces, spans flattened with their resource. A protobuf body is
+ * read with the official schema (its problems in `protobufProblems`) and kept, like a JSON one, as OTLP/JSON.
+ */
 async function startReceiver(): Promise<{
   url: string;
   spans: Span[];
   posts: string[];
+  contentTypes: string[];
   bodies: unknown[];
+  protobufBodies: Buffer[];
+  protobufProblems: string[];
   close: () => Promise<void>;
 }> {
   const spans: Span[] = [];
   const posts: string[] = [];
+  const contentTypes: string[] = [];
   const bodies: unknown[] = [];
+  const protobufBodies: Buffer[] = [];
+  const protobufProblems: string[] = [];
   const app = express();
   app.use(express.json({ limit: '20mb' }));
+  app.use(express.raw({ type: 'application/x-protobuf', limit: '20mb' }));
   app.post(/.*/, (req, res) => {
     posts.push(req.path);
-    if (bodies.length < 1000) bodies.push(req.body);
-    const body = req.body as {
+    contentTypes.push(String(req.headers['content-type']));
+    let parsed: unknown = req.body;
+    if (Buffer.isBuffer(req.body)) {
+      const read = readOtlpProtobuf(req.body);
+      protobufProblems.push(...read.problems.map((p) => `request ${posts.length - 1}: ${p}`));
+      parsed = read.body;
+      if (protobufBodies.length < 1000) protobufBodies.push(req.body);
+    }
+    if (bodies.length < 1000) bodies.push(parsed);
+    const body = parsed as {
       resourceSpans?: {
         resource?: { attributes?: { key: string; value: OtlpValue }[] };
         scopeSpans?: { spans?: OtlpSpan[] }[];
@@ -113,7 +133,10 @@ async function startReceiver(): Promise<{
     url: `http://127.0.0.1:${port}`,
     spans,
     posts,
+    contentTypes,
     bodies,
+    protobufBodies,
+    protobufProblems,
     close: () => new Promise((r) => server.close(() => r())),
   };
 }
@@ -241,9 +264,18 @@ describe('batcher traces', () => {
   const named = (name: string): Span[] => receiver.spans.filter((s) => s.name === name);
   const byId = (id: string): Span | undefined => receiver.spans.find((s) => s.spanId === id);
 
-  test('every export request is valid against the official OTLP schema (protobuf, encoded and decoded again)', () => {
+  test('every export request is protobuf (the SDK default) and valid against the official OTLP schema', () => {
     expect(receiver.bodies.length).toBeGreaterThan(0);
+    expect(new Set(receiver.contentTypes)).toEqual(new Set(['application/x-protobuf']));
+    expect(receiver.protobufProblems).toEqual([]);
     expect(receiver.bodies.flatMap((b, i) => otlpTraceProblems(b).map((p) => `request ${i}: ${p}`))).toEqual([]);
+  });
+
+  test('the protobuf check rejects a field the schema does not have and a cut-off request', () => {
+    const sent = receiver.protobufBodies[0]!;
+    const unknownField = Buffer.concat([sent, Buffer.from([0x98, 0x06, 0x01])]); // field 99, varint 1
+    expect(readOtlpProtobuf(unknownField).problems.join('\n')).toMatch(/gives \d+ bytes, not the \d+ sent/);
+    expect(readOtlpProtobuf(sent.subarray(0, sent.length - 3)).problems.join('\n')).toMatch(/decode/);
   });
 
   test('the schema check rejects a misspelled field, a string enum and a short span id', () => {
@@ -354,6 +386,7 @@ describe('sidecar traces', () => {
         env: {
           OTEL_SDK_DISABLED: undefined,
           OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+          OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', // the other protocol NodeSDK offers over HTTP, checked here
           OTEL_BSP_SCHEDULE_DELAY: '200',
           HEALTH_PORT: String(port),
           HEALTH_HOST: '127.0.0.1',
@@ -370,6 +403,7 @@ describe('sidecar traces', () => {
       expect((await sidecar.stop(10_000)).code).toBe(0); // shutdown flushes the spans
       const spans = receiver.spans.filter((x) => x.resource['service.name'] === 'cfs-batcher-health');
       expect(spans.filter((x) => x.kind === SPAN_KIND_SERVER).length).toBeGreaterThan(0);
+      expect(new Set(receiver.contentTypes)).toEqual(new Set(['application/json']));
       expect(receiver.bodies.flatMap((b) => otlpTraceProblems(b))).toEqual([]);
       expect(spans.filter((x) => /^middleware - /.test(x.name)).map((x) => x.name)).toEqual([]);
     } finally {

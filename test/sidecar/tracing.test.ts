@@ -14,7 +14,7 @@ const SIDECAR = 'sidecar-health/dist/main.js';
 const built = existsSync(path.join(REPO_ROOT, SIDECAR));
 const tmp = makeTempDir('sidecar-tracing-');
 
-/** Span names from OTLP/JSON posts to /v1/traces. */
+/** Span names from OTLP/JSON posts to /v1/traces (the sidecar runs with OTEL_EXPORTER_OTLP_PROTOCOL=http/json). */
 async function startReceiver(): Promise<{ url: string; names: string[]; close: () => Promise<void> }> {
   const names: string[] = [];
   const server = http.createServer((req, res) => {
@@ -57,6 +57,7 @@ afterAll(async () => {
       env: {
         OTEL_SDK_DISABLED: 'false',
         OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', // this receiver reads JSON; NodeSDK's default is protobuf
         OTEL_BSP_SCHEDULE_DELAY: '50',
         HEARTBEAT_PATH: path.join(tmp.dir, 'heartbeat.json'),
         HEALTH_HOST: '127.0.0.1',

@@ -17,13 +17,21 @@ export function cfsErrorLine(err: unknown): string {
   }
 }
 
+/**
+ * Pure: the reason label of a failed create. Each client error points the on-call engineer somewhere else: 400 at the
+ * configuration or the request body, 401/403 at the token (or the tenant), 404 at CFS_API_URL, 409 at a name clash.
+ */
 export function createFailureReason(err: CfsError): CreateFailureReason {
   if (err.kind === 'timeout') return 'timeout';
   if (err.kind === 'unreachable') return 'unreachable';
   if (err.kind === 'invalid-response') return 'invalid';
-  if (err.status === 409) return 'http_409';
-  if (err.status !== undefined && err.status >= 500) return 'http_5xx';
-  return 'http_400';
+  const status = err.status;
+  if (status === undefined || status >= 500) return 'http_5xx';
+  if (status === 400) return 'http_400';
+  if (status === 401 || status === 403) return 'http_auth';
+  if (status === 404) return 'http_404';
+  if (status === 409) return 'http_409';
+  return 'http_4xx';
 }
 
 /** Did this failed POST certainly not create the session? (4xx answers, or a request that never left.) */
