@@ -7,7 +7,7 @@ import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import axios, { AxiosError } from 'axios';
 import { CfsClient, CfsError } from '@cfs-batcher/shared';
-import { Attempt } from '../../shared/src/cfs/attempt';
+import { Attempt, type RequestModule } from '../../shared/src/cfs/attempt';
 import { failureCode } from '../../shared/src/cfs/outcome';
 
 let server: http.Server;
@@ -29,8 +29,8 @@ afterAll(() => new Promise((resolve) => server.close(resolve)));
  * whether the attempt saw its socket connect. */
 async function attempt(agent: http.Agent, url = `${origin}/v3/sessions`, onSocket?: (s: Socket) => void) {
   const watch = new Attempt({ connectTimeoutMs: 5000, deadlineMs: 10_000, maxResponseBytes: 1 << 20 });
-  const request: typeof http.request = (...args: Parameters<typeof http.request>) => {
-    const req = http.request(...args);
+  const request: RequestModule['request'] = (options, onResponse) => {
+    const req = http.request(options, onResponse);
     if (onSocket) req.once('socket', onSocket);
     return req;
   };

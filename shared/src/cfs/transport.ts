@@ -70,14 +70,15 @@ export class CfsCall implements CallTarget {
   ) {}
 }
 
-declare module 'axios' {
-  interface AxiosRequestConfig {
-    /** The CFS call this request belongs to. */
-    cfsCall?: CfsCall;
-    /** This attempt of it; undefined for an attempt axios refuses before sending (the caller had aborted). */
-    cfsAttempt?: Attempt;
-  }
+/** This transport's own fields on an axios config: axios keeps unknown keys, and hands a class instance (the call)
+ * to every retry's config as the same object. */
+interface CfsFields {
+  /** The CFS call this request belongs to. */
+  cfsCall?: CfsCall;
+  /** This attempt of it; undefined for an attempt axios refuses before sending (the caller had aborted). */
+  cfsAttempt?: Attempt;
 }
+const fields = (config: AxiosRequestConfig | undefined): CfsFields => (config ?? {}) as CfsFields;
 
 const seconds = (ms: number): string => String(Math.round(ms / 100) / 10);
 
@@ -123,7 +124,7 @@ export class Transport {
     this.client.interceptors.request.use((config) => this.begin(config));
     this.client.interceptors.response.use(
       (res) => {
-        res.config.cfsAttempt?.finish();
+        fields(res.config).cfsAttempt?.finish();
         this.report(res.config, String(res.status));
         return res;
       },
@@ -134,7 +135,7 @@ export class Transport {
       shouldResetTimeout: true, // every attempt gets the full deadline; the retry budget bounds the call
       retryCondition: (err) => this.retryable(err),
       retryDelay: (n, err) => {
-        const left = this.opts.retryBudgetMs - (Date.now() - (err.config?.cfsCall?.startedAt ?? 0));
+        const left = this.opts.retryBudgetMs - (Date.now() - (fields(err.config).cfsCall?.startedAt ?? 0));
         return Math.max(0, Math.min(MAX_RETRY_DELAY_MS, left, exponentialDelay(n, err, BASE_RETRY_DELAY_MS)));
       },
       onRetry: (_n, err, config) => this.beforeRetry(err, config),
@@ -145,26 +146,32 @@ export class Transport {
   async call(spec: CallSpec): Promise<unknown> {
     const call = new CfsCall(spec.method, `${this.baseUrl}${spec.path}`, spec.route, spec.signal);
     if (spec.signal?.aborted) throw abortedError(call);
-    const res = await this.client
-      .request<string>({ method: spec.method, url: spec.path, params: spec.params, data: spec.body, cfsCall: call })
-      .catch((err: unknown) => {
-        const outcome = isAxiosError(err) ? err.config?.cfsAttempt?.outcome : undefined;
-        throw outcome ?? (spec.signal?.aborted ? abortedError(call) : toCfsError(err, call, undefined));
-      });
+    const config: AxiosRequestConfig & CfsFields = {
+      method: spec.method,
+      url: spec.path,
+      params: spec.params,
+      data: spec.body,
+      cfsCall: call,
+    };
+    const res = await this.client.request<string>(config).catch((err: unknown) => {
+      const outcome = isAxiosError(err) ? fields(err.config).cfsAttempt?.outcome : undefined;
+      throw outcome ?? (spec.signal?.aborted ? abortedError(call) : toCfsError(err, call, undefined));
+    });
     return parseBody(res.data, call);
   }
 
   /** Starts an attempt: its signal and Node transport, and the current token. */
   private begin(config: InternalAxiosRequestConfig): InternalAxiosRequestConfig {
-    const caller = config.cfsCall?.signal;
+    const own = fields(config);
+    const caller = own.cfsCall?.signal;
     if (caller?.aborted) {
       // aborted during the retry delay: axios refuses to send on an aborted signal; nothing to report
-      config.cfsAttempt = undefined;
+      own.cfsAttempt = undefined;
       config.signal = caller;
       return config;
     }
     const attempt = new Attempt(this.limits, caller);
-    config.cfsAttempt = attempt;
+    own.cfsAttempt = attempt;
     config.signal = attempt.signal;
     config.transport = attempt.transport(this.requestModule);
     const token = this.token?.token();
@@ -175,8 +182,7 @@ export class Transport {
   /** Classifies a failed attempt (once, for the retry rule and the caller) and reports it; axios-retry goes on. */
   private failed(err: unknown): never {
     const config = isAxiosError(err) ? err.config : undefined;
-    const call = config?.cfsCall;
-    const attempt = config?.cfsAttempt;
+    const { cfsCall: call, cfsAttempt: attempt } = fields(config);
     if (config && call && attempt) {
       attempt.finish();
       attempt.outcome = toCfsError(err, call, attempt);
@@ -186,8 +192,8 @@ export class Transport {
   }
 
   private retryable(err: AxiosError): boolean {
-    const call = err.config?.cfsCall;
-    const outcome = err.config?.cfsAttempt?.outcome;
+    const { cfsCall: call, cfsAttempt: attempt } = fields(err.config);
+    const outcome = attempt?.outcome;
     if (!call || !outcome) return false;
     const elapsed = Date.now() - call.startedAt;
     return shouldRetry(call.method, outcome, elapsed, this.opts.retryBudgetMs, call.signal?.aborted ?? false);
@@ -196,10 +202,10 @@ export class Transport {
   /** Before the delay: the delay listens to the caller alone (the last attempt's signal may have ended it), and the
    * first failure that finds CFS unreachable is said at once rather than when the budget is spent. */
   private beforeRetry(err: AxiosError, config: AxiosRequestConfig): void {
-    const call = config.cfsCall;
+    const { cfsCall: call, cfsAttempt: attempt } = fields(config);
     if (!call) return;
     config.signal = call.signal;
-    const outcome = config.cfsAttempt?.outcome;
+    const outcome = attempt?.outcome;
     if (call.warned || !outcome || !(outcome.kind === 'unreachable' || outcome.notSent)) return;
     call.warned = true;
     const code = failureCode(err) || outcome.kind;
@@ -207,8 +213,7 @@ export class Transport {
   }
 
   private report(config: InternalAxiosRequestConfig, status: string): void {
-    const call = config.cfsCall;
-    const attempt = config.cfsAttempt;
+    const { cfsCall: call, cfsAttempt: attempt } = fields(config);
     if (!call || !attempt) return;
     const durationMs = Date.now() - attempt.startedAt;
     this.opts.onRequest?.({ method: call.method, route: call.route, status, durationMs });
