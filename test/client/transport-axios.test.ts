@@ -2,12 +2,13 @@
  * Where axios behaves in its own way, what it does (asserted on a bare axios call, so an axios upgrade that changes
  * it shows here) and how the CFS client reads it: its error for a body cut off mid-way, for a body over the cap
  * (counted after decompression), its own timeout (a socket idle timer that a trickling body never trips), its proxy
- * variables, and a POST that axios-retry repeats after a refused connection. 127.0.0.1 only; every wait is an event.
+ * variables, a POST that axios-retry repeats after a refused connection, and the query encoding CFS has always had. 127.0.0.1 only; every wait is an event.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import zlib from 'node:zlib';
 import axios, { AxiosError } from 'axios';
+import fc from 'fast-check';
 import { CfsClient, type CfsClientOptions, type RequestInfo } from '@cfs-batcher/shared';
 import { toCfsError } from '../../shared/src/cfs/outcome';
 import { failure } from '../helpers/cfs-failure';
@@ -183,5 +184,25 @@ describe('a POST repeated by axios-retry', () => {
         .slice(0, -1)
         .every((s) => s === 'unreachable'),
     ).toBe(true);
+  });
+});
+
+describe('query encoding', () => {
+  /** The encoding CFS has always received from this client: encodeURIComponent, with `:`, `$` and `,` left as they
+   * are and a space as `+` (an id list goes as `a,b,c`, the length chunkIds budgets for). */
+  const encoded = (v: string) =>
+    encodeURIComponent(v).replace(/%3A/gi, ':').replace(/%24/g, '$').replace(/%2C/gi, ',').replace(/%20/g, '+');
+
+  it('is the same for any value the client sends', async () => {
+    server.on('GET /v3/sessions', json(200, { sessions: [], next: null }));
+    const c = client();
+    await fc.assert(
+      fc.asyncProperty(fc.string({ unit: 'grapheme', maxLength: 12 }), fc.string({ maxLength: 12 }), async (a, b) => {
+        const before = server.seen.length;
+        await c.listAllSessions({ name_contains: a, min_age: b });
+        expect(server.seen[before]!.url.split('?')[1]).toBe(`name_contains=${encoded(a)}&min_age=${encoded(b)}`);
+      }),
+      { numRuns: 150 },
+    );
   });
 });
