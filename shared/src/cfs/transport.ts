@@ -58,7 +58,7 @@ const BASE_RETRY_DELAY_MS = 250;
 const MAX_RETRY_DELAY_MS = 5000;
 
 /** One call across its attempts. A class instance, so axios hands the same object to every retry's config. */
-export class CfsCall implements CallTarget {
+class CfsCall implements CallTarget {
   readonly startedAt = Date.now();
   /** The "unreachable, retrying" line was logged for this call. */
   warned = false;
