@@ -18,7 +18,6 @@ const UNIT = [
   'batcher/intern',
   'batcher/pacing-rules',
   'batcher/rules',
-  'client/record-fast-path',
   'deploy/prober',
   'e2e/invariants',
   'shared/logger',
