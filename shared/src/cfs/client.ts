@@ -4,6 +4,7 @@
  */
 import { CFS_CLIENT_DEFAULTS } from '../contract';
 import { envHttpUrl, envInt, envReadableFile } from '../env';
+import { safeParseAnswer } from './derived-check';
 import { CfsError } from './errors';
 import type { z } from 'zod';
 import {
@@ -177,7 +178,7 @@ export class CfsClient {
   }
 
   private parse<T>(schema: z.ZodType<T>, body: unknown, route: string, method: string, path: string): T {
-    const parsed = schema.safeParse(body);
+    const parsed = safeParseAnswer(schema, body);
     if (!parsed.success) throw this.invalid(route, method, path, describeIssues(parsed.error), body);
     return parsed.data;
   }

@@ -5,10 +5,12 @@
  * Records are loose (unknown keys kept) because the real server returns fields the spec does not list, and strict on
  * the types of the fields this project reads: a record whose `error_count` is a string is rejected, not guessed.
  * Envelopes are strict: a 200 without a `components` or `sessions` array is an invalid response, never a TypeError.
- * These schemas are the only definition of each shape: every answer goes through them, and the types are theirs.
+ * These schemas are the only definition of each shape: every answer goes through them (with the fast check derived
+ * from each, derived-check.ts), and the types are theirs.
  */
 import { z } from 'zod';
 import { formatZodIssues } from '../contract';
+import { safeParseAnswer } from './derived-check';
 
 const stringMap = z.record(z.string(), z.string());
 
@@ -134,7 +136,7 @@ export function partitionRecords<T>(
   // indices, not forEach(): a hole in the array is a record too (undefined), refused with its index
   for (let index = 0; index < items.length; index++) {
     const item = items[index];
-    const parsed = schema.safeParse(item);
+    const parsed = safeParseAnswer(schema, item);
     if (parsed.success) {
       valid.push(parsed.data);
     } else {
