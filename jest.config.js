@@ -18,10 +18,11 @@ const UNIT = [
   'batcher/intern',
   'batcher/pacing-rules',
   'batcher/rules',
-  'client/record-fast-path',
+  'client/derived-check',
   'deploy/prober',
   'e2e/invariants',
   'shared/logger',
+  'sidecar/heartbeat-ext',
   'sidecar/verdict',
   'sim/status',
 ];

@@ -4,12 +4,13 @@
  */
 import { CFS_CLIENT_DEFAULTS } from '../contract';
 import { envHttpUrl, envInt, envReadableFile } from '../env';
+import { safeParseAnswer } from './derived-check';
 import { CfsError } from './errors';
+import type { z } from 'zod';
 import {
-  ANSWER_RULES,
+  cfsSchemas,
   describeIssues,
   partitionRecords,
-  type AnswerRule,
   type CfsComponent,
   type CfsConfiguration,
   type CfsSession,
@@ -176,9 +177,8 @@ export class CfsClient {
     );
   }
 
-  private parse<T>(rule: AnswerRule<T>, body: unknown, route: string, method: string, path: string): T {
-    if (rule.fast(body)) return body as T;
-    const parsed = rule.schema().safeParse(body);
+  private parse<T>(schema: z.ZodType<T>, body: unknown, route: string, method: string, path: string): T {
+    const parsed = safeParseAnswer(schema, body);
     if (!parsed.success) throw this.invalid(route, method, path, describeIssues(parsed.error), body);
     return parsed.data;
   }
@@ -188,9 +188,9 @@ export class CfsClient {
     path: string,
     route: string,
     firstParams: Record<string, string>,
-    envelope: AnswerRule<Record<string, unknown>>,
+    envelope: z.ZodType<Record<string, unknown>>,
     key: 'components' | 'sessions',
-    record: AnswerRule<T>,
+    record: z.ZodType<T>,
     idKey: string,
     o: CallOptions,
   ): AsyncGenerator<{ valid: T[]; invalid: InvalidRecord[] }> {
@@ -235,9 +235,9 @@ export class CfsClient {
         '/components',
         '/v3/components',
         params,
-        ANSWER_RULES.componentPage,
+        cfsSchemas.componentPage,
         'components',
-        ANSWER_RULES.component,
+        cfsSchemas.component,
         'id',
         o,
       )) {
@@ -271,7 +271,7 @@ export class CfsClient {
       params,
       signal: o.signal,
     });
-    return this.parse(ANSWER_RULES.component, body, '/v3/components/{component_id}', 'GET', path);
+    return this.parse(cfsSchemas.component, body, '/v3/components/{component_id}', 'GET', path);
   }
 
   async patchComponent(id: string, patch: ComponentPatch, o: CallOptions = {}): Promise<CfsComponent> {
@@ -283,7 +283,7 @@ export class CfsClient {
       body: patch,
       signal: o.signal,
     });
-    return this.parse(ANSWER_RULES.component, body, '/v3/components/{component_id}', 'PATCH', path);
+    return this.parse(cfsSchemas.component, body, '/v3/components/{component_id}', 'PATCH', path);
   }
 
   async *listSessions(filter: SessionFilter, o: ListOptions = {}): AsyncGenerator<SessionPage> {
@@ -299,9 +299,9 @@ export class CfsClient {
       '/sessions',
       '/v3/sessions',
       params,
-      ANSWER_RULES.sessionPage,
+      cfsSchemas.sessionPage,
       'sessions',
-      ANSWER_RULES.session,
+      cfsSchemas.session,
       'name',
       o,
     )) {
@@ -327,7 +327,7 @@ export class CfsClient {
       route: '/v3/sessions/{session_name}',
       signal: o.signal,
     });
-    return this.parse(ANSWER_RULES.session, body, '/v3/sessions/{session_name}', 'GET', path);
+    return this.parse(cfsSchemas.session, body, '/v3/sessions/{session_name}', 'GET', path);
   }
 
   async createSession(create: SessionCreate, o: CallOptions = {}): Promise<CfsSession> {
@@ -338,7 +338,7 @@ export class CfsClient {
       body: create,
       signal: o.signal,
     });
-    return this.parse(ANSWER_RULES.session, body, '/v3/sessions', 'POST', '/sessions');
+    return this.parse(cfsSchemas.session, body, '/v3/sessions', 'POST', '/sessions');
   }
 
   async deleteSession(name: string, o: CallOptions = {}): Promise<void> {
@@ -348,7 +348,7 @@ export class CfsClient {
 
   async getOptions(o: CallOptions = {}): Promise<Record<string, unknown>> {
     const body = await this.transport.call({ method: 'GET', path: '/options', route: '/v3/options', signal: o.signal });
-    return this.parse(ANSWER_RULES.options, body, '/v3/options', 'GET', '/options');
+    return this.parse(cfsSchemas.options, body, '/v3/options', 'GET', '/options');
   }
 
   async patchOptions(patch: Record<string, unknown>, o: CallOptions = {}): Promise<Record<string, unknown>> {
@@ -359,7 +359,7 @@ export class CfsClient {
       body: patch,
       signal: o.signal,
     });
-    return this.parse(ANSWER_RULES.options, body, '/v3/options', 'PATCH', '/options');
+    return this.parse(cfsSchemas.options, body, '/v3/options', 'PATCH', '/options');
   }
 
   async getConfiguration(name: string, o: CallOptions = {}): Promise<CfsConfiguration> {
@@ -370,6 +370,6 @@ export class CfsClient {
       route: '/v3/configurations/{configuration_id}',
       signal: o.signal,
     });
-    return this.parse(ANSWER_RULES.configuration, body, '/v3/configurations/{configuration_id}', 'GET', path);
+    return this.parse(cfsSchemas.configuration, body, '/v3/configurations/{configuration_id}', 'GET', path);
   }
 }
