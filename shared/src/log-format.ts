@@ -136,7 +136,9 @@ function call(read: () => unknown): unknown {
 
 /** Assignment that also keeps a `__proto__` key as data instead of changing the copy's prototype. */
 function setKey(obj: Record<string, unknown>, key: string, value: unknown): void {
-  Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === '__proto__')
+    Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+  else obj[key] = value;
 }
 
 function describe(err: unknown): string {
