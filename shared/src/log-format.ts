@@ -123,16 +123,22 @@ function errorFields(err: Error): Record<string, unknown> {
 }
 
 function readKey(obj: object, key: string): unknown {
-  return call(() => (obj as Record<string, unknown>)[key]);
+  try {
+    return (obj as Record<string, unknown>)[key];
+  } catch (err) {
+    return unreadable(err);
+  }
 }
 
 function call(read: () => unknown): unknown {
   try {
     return read();
   } catch (err) {
-    return `[unreadable: ${describe(err)}]`;
+    return unreadable(err);
   }
 }
+
+const unreadable = (err: unknown) => `[unreadable: ${describe(err)}]`;
 
 /** Assignment that also keeps a `__proto__` key as data instead of changing the copy's prototype. */
 function setKey(obj: Record<string, unknown>, key: string, value: unknown): void {
