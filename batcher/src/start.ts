@@ -95,7 +95,7 @@ async function main(opts: StartOptions): Promise<void> {
   await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
   await opts.telemetry?.shutdown();
   log.info('Stopped');
-  process.exit(0);
+  exitAfterLogs(0);
 }
 
 /** Runs the batcher as this process; never returns normally (exits 0 on a signal, 1 on a crash, 2 on bad config). */

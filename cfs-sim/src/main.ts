@@ -3,7 +3,7 @@
  * Logs JSON (getLogger('cfs-sim')); exits cleanly on SIGTERM/SIGINT. A bad argument or scenario exits 2 and a busy
  * port 1, each with one line (runMain).
  */
-import { ConfigError, getLogger, parseCfsLogLevel, runMain, setLogLevel } from '@cfs-batcher/shared';
+import { ConfigError, exitAfterLogs, getLogger, parseCfsLogLevel, runMain, setLogLevel } from '@cfs-batcher/shared';
 import { createSimulator } from './simulator';
 import { TRANSPORTS, type Transport } from './transport';
 
@@ -87,10 +87,10 @@ async function main(): Promise<void> {
     log.info('stopping', { signal });
     sim
       .close()
-      .then(() => process.exit(0))
+      .then(() => exitAfterLogs(0))
       .catch((err) => {
         log.error('close failed', { error: String(err) });
-        process.exit(1);
+        exitAfterLogs(1);
       });
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
@@ -100,6 +100,6 @@ async function main(): Promise<void> {
 if (require.main === module) {
   runMain(main, (err) => {
     log.error('simulator failed', { error: (err as Error).message, stack: (err as Error).stack });
-    process.exit(1);
+    exitAfterLogs(1);
   });
 }

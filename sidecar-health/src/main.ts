@@ -3,7 +3,7 @@
  * verdict and exits 0 (healthy) or 1.
  */
 import { telemetry } from './tracing-preload';
-import { getLogger, parseCfsLogLevel, runMain, setLogLevel } from '@cfs-batcher/shared';
+import { exitAfterLogs, getLogger, parseCfsLogLevel, runMain, setLogLevel } from '@cfs-batcher/shared';
 import { runCheck, type CheckKind } from './check';
 import { configFromEnv } from './config';
 import { createSidecar, systemClock } from './sidecar';
@@ -23,8 +23,8 @@ async function serve(): Promise<void> {
       .stop()
       .then(() => telemetry?.shutdown())
       .then(
-        () => process.exit(0),
-        () => process.exit(1),
+        () => exitAfterLogs(0),
+        () => exitAfterLogs(1),
       );
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
@@ -53,5 +53,5 @@ async function main(): Promise<number | void> {
 // a configuration error exits 2 and a busy port 1, each with one line (runMain)
 runMain(main, (err) => {
   log.error(`Health sidecar failed: ${(err as Error).message}`, { stack: (err as Error).stack });
-  process.exit(1);
+  exitAfterLogs(1);
 });
