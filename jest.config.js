@@ -28,6 +28,7 @@ const UNIT = [
 
 const E2E = [
   'e2e/ambiguous-creates',
+  'e2e/bad-start',
   'batcher/process',
   'deploy/images',
   'deploy/local-pod',

@@ -1,5 +1,5 @@
 /**
- * One look at CFS_API_URL before the loop starts: a base without `/v3` (e.g. `.../apis/cfs`) answers 404 to every
+ * One look at CFS_API_URL as the loop starts (beside it, so a hanging CFS delays nothing): a base without `/v3` (e.g. `.../apis/cfs`) answers 404 to every
  * call, and the loop would wait for CFS forever with nothing but 404 lines to go on.
  *
  * Fatal only when proven: the base answers 404 for GET /options while the same base plus `/v3` answers it with
@@ -45,10 +45,10 @@ export function judgeCfsBase(base: string, atBase: OptionsProbe, atV3?: OptionsP
       line: `${setting} answers 404 for GET /options while ${withV3(base)} answers it: did you mean CFS_API_URL=${withV3(base)}?`,
     };
   }
-  const fix = v3 ? `is it the CFS v3 API? (${CSM_BASES})` : `did you mean ${withV3(base)}?`;
+  const fix = v3 ? `is it the CFS v3 API (${CSM_BASES})?` : `did you mean ${withV3(base)}?`;
   return {
     level: 'error',
-    line: `${setting} answers 404 for GET /options; ${fix} Retrying as for any CFS trouble (a gateway also answers 404 while CFS is being redeployed)`,
+    line: `${setting} answers 404 for GET /options; ${fix} The batcher keeps trying, as for any CFS trouble: a gateway also answers 404 while CFS is being redeployed`,
   };
 }
 

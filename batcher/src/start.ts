@@ -100,10 +100,13 @@ async function main(opts: StartOptions): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
-  log.info(`Starting cfs-batcher ${BATCHER_VERSION} against ${client.baseUrl}`);
-  // before the loop and its first heartbeat: one request timeout at most, within the sidecar's start-up grace
-  await checkCfsBase(config.cfs, log, ac.signal);
   settingUp = false;
+  log.info(`Starting cfs-batcher ${BATCHER_VERSION} against ${client.baseUrl}`);
+  // Beside the loop, not before it: a CFS that hangs must not hold back the first heartbeat. A base proven wrong
+  // ends the process as a bad setting does (it can have sent nothing: every call under that base answers 404).
+  void checkCfsBase(config.cfs, log, ac.signal).catch((err: unknown) => {
+    if (!exitOnStartFailure(err)) fatal('CFS_API_URL check', err);
+  });
   await batcher.run(ac.signal);
   await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
   await opts.telemetry?.shutdown();

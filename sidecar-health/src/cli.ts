@@ -30,7 +30,7 @@ export function parseSidecarArgs(argv: readonly string[]): SidecarCommand {
       },
     });
   } catch (err) {
-    return refuse((err as Error).message);
+    return refuse((err as Error).message.replace(/\. To specify a positional .*$/s, ''));
   }
   const { values, positionals } = parsed;
   if (values.help) return { kind: 'help' };
@@ -42,7 +42,7 @@ export function parseSidecarArgs(argv: readonly string[]): SidecarCommand {
   }
   if (cmd !== 'check') return refuse(`unknown command '${cmd}'`);
   const [check = 'live', ...extra] = rest;
-  if (check !== 'live' && check !== 'startup') return refuse(`unknown check '${check}' (live or startup)`);
+  if (check !== 'live' && check !== 'startup') return refuse(`unknown check '${check}'`);
   if (extra.length > 0) refuse(`unexpected argument '${extra[0]}' after check ${check}`);
   return { kind: 'check', check, standalone: values.standalone };
 }
