@@ -21,6 +21,7 @@ const UNIT = [
   'client/record-fast-path',
   'deploy/prober',
   'e2e/invariants',
+  'shared/env-names',
   'shared/logger',
   'sidecar/verdict',
   'sim/status',
