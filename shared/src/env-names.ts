@@ -26,10 +26,13 @@ export function settingNames(...readers: Array<(env: Env) => unknown>): string[]
   const note = (key: string | symbol): void => {
     if (typeof key === 'string') names.add(key);
   };
-  const empty = new Proxy({} as Env, {
-    get: (_target, key) => void note(key),
-    has: (_target, key) => (note(key), false),
-  });
+  const empty = new Proxy<Env>(
+    {},
+    {
+      get: (_target, key) => void note(key),
+      has: (_target, key) => (note(key), false),
+    },
+  );
   for (const read of readers) read(empty);
   return [...names].sort();
 }
