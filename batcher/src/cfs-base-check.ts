@@ -53,8 +53,8 @@ export function judgeCfsBase(base: string, atBase: OptionsProbe, atV3?: OptionsP
 }
 
 async function probeOptions(opts: CfsClientOptions, baseUrl: string, signal: AbortSignal): Promise<OptionsProbe> {
-  // one attempt: this is a look, not a wait; the loop does the waiting
-  const client = new CfsClient({ ...opts, baseUrl, retryBudgetMs: 0, onRequest: undefined });
+  // one attempt: this is a look, not a wait; the loop does the waiting (opts.onRequest still counts it)
+  const client = new CfsClient({ ...opts, baseUrl, retryBudgetMs: 0 });
   try {
     await client.getOptions({ signal });
     return 'options';

@@ -16,6 +16,8 @@ import {
   exitOnStartFailure,
   setLogLevel,
   withListenSetting,
+  withSpan,
+  type RequestInfo,
 } from '@cfs-batcher/shared';
 import { checkCfsBase } from './cfs-base-check';
 import { batcherUsage, wantsBatcherHelp } from './cli';
@@ -28,6 +30,7 @@ import { logMain as log } from './log';
 import { createBatcher, stateHeartbeat } from './loop';
 import { createMetrics, serveMetrics } from './metrics';
 import { PHASES } from './phases';
+import { SPAN } from './spans';
 import { newState } from './state';
 import { BATCHER_VERSION } from './version';
 
@@ -104,7 +107,9 @@ async function main(opts: StartOptions): Promise<void> {
   log.info(`Starting cfs-batcher ${BATCHER_VERSION} against ${client.baseUrl}`);
   // Beside the loop, not before it: a CFS that hangs must not hold back the first heartbeat. A base proven wrong
   // ends the process as a bad setting does (it can have sent nothing: every call under that base answers 404).
-  void checkCfsBase(config.cfs, log, ac.signal).catch((err: unknown) => {
+  // Its requests are counted (route, status) but are not loop progress: they stamp no heartbeat.
+  const probing = { ...config.cfs, onRequest: (r: RequestInfo) => metrics.observeRequest(r) };
+  void withSpan(SPAN.cfsUrlCheck, {}, () => checkCfsBase(probing, log, ac.signal)).catch((err: unknown) => {
     if (!exitOnStartFailure(err)) fatal('CFS_API_URL check', err);
   });
   await batcher.run(ac.signal);
