@@ -75,6 +75,11 @@ export function closestSetting(name: string, known: readonly string[]): string |
   return best?.name;
 }
 
+/** A few edits for a long name: what a typo does; farther than that the closest setting is only a pointer. */
+function looksLikeTypo(name: string, setting: string): boolean {
+  return editDistance(name.toUpperCase(), setting) <= Math.max(2, Math.floor(name.length / 5));
+}
+
 export interface UnknownSetting {
   name: string;
   closest: string | undefined;
@@ -95,9 +100,13 @@ export function unknownSettings(env: Env, scope: SettingsScope): UnknownSetting[
 export function refuseUnknownSettings(env: Env, scope: SettingsScope): void {
   const unknown = unknownSettings(env, scope);
   if (unknown.length === 0) return;
-  const each = unknown
-    .map((u) => `${u.name} is not a ${scope.program} setting${u.closest ? ` (did you mean ${u.closest}?)` : ''}`)
-    .join('; ');
+  const hint = (u: UnknownSetting): string =>
+    u.closest === undefined
+      ? ''
+      : looksLikeTypo(u.name, u.closest)
+        ? ` (did you mean ${u.closest}?)`
+        : ` (the closest setting is ${u.closest}; --help lists them all)`;
+  const each = unknown.map((u) => `${u.name} is not a ${scope.program} setting${hint(u)}`).join('; ');
   const owned = scope.prefixes.map((p) => `${p}*`).join(', ');
   throw new ConfigError(`${each}; the ${scope.program} refuses unknown ${owned} variables: fix the name or unset it`);
 }

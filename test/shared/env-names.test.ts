@@ -96,6 +96,12 @@ describe('refuseUnknownSettings', () => {
     );
   });
 
+  it('a name far from every setting gets the closest as a pointer, not as a guess', () => {
+    expect(() => refuseUnknownSettings({ DEMO_LOG_LEVEL: 'x' }, scope)).toThrow(
+      /DEMO_LOG_LEVEL is not a demo setting \(the closest setting is DEMO_[A-Z]+; --help lists them all\)/,
+    );
+  });
+
   it('the batcher refuses before reading values, the wrapper may add its own names', () => {
     expect(() => loadConfig({ BATCHER_PAGE_SIZ: 'x' })).toThrow(/BATCHER_PAGE_SIZ is not a batcher setting/);
     expect(() => loadConfig({ BATCHER_TEST_FAULT: 'throw' }, ['BATCHER_TEST_FAULT'])).not.toThrow();
