@@ -21,6 +21,7 @@ const UNIT = [
   'client/derived-check',
   'deploy/prober',
   'e2e/invariants',
+  'shared/env-names',
   'shared/logger',
   'sidecar/heartbeat-ext',
   'sidecar/verdict',
@@ -29,6 +30,7 @@ const UNIT = [
 
 const E2E = [
   'e2e/ambiguous-creates',
+  'e2e/bad-start',
   'batcher/process',
   'deploy/images',
   'deploy/local-pod',
