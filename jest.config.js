@@ -20,17 +20,23 @@ const UNIT = [
   'batcher/intern',
   'batcher/pacing-rules',
   'batcher/rules',
-  'client/record-fast-path',
+  'client/derived-check',
   'deploy/prober',
   'e2e/invariants',
+<<<<<<< HEAD
   'helpers/requires',
+=======
+  'shared/env-names',
+>>>>>>> main
   'shared/logger',
+  'sidecar/heartbeat-ext',
   'sidecar/verdict',
   'sim/status',
 ];
 
 const E2E = [
   'e2e/ambiguous-creates',
+  'e2e/bad-start',
   'batcher/process',
   'deploy/images',
   'deploy/local-pod',

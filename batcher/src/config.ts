@@ -9,10 +9,13 @@ import {
   DEFAULT_HEARTBEAT_PATH,
   cfsClientOptionsFromEnv,
   envInt,
+  envLogLevel,
   envString,
-  parseCfsLogLevel,
+  refuseUnknownSettings,
+  settingNames,
   type CfsClientOptions,
   type CfsLogLevel,
+  type SettingsScope,
 } from '@cfs-batcher/shared';
 
 type Env = NodeJS.ProcessEnv;
@@ -101,13 +104,27 @@ export function tuningFromEnv(env: Env): Tuning {
 /** The defaults, from the one declaration above. */
 export const DEFAULT_TUNING: Readonly<Tuning> = Object.freeze(tuningFromEnv({}));
 
-export function loadConfig(env: Env): BatcherConfig {
+/** Every setting from `env`, each declaration with its default (read unconditionally: `settingNames` relies on it). */
+function readConfig(env: Env): BatcherConfig {
   return {
     heartbeatPath: envString(env, 'HEARTBEAT_PATH', DEFAULT_HEARTBEAT_PATH),
     metricsPort: envInt(env, 'METRICS_PORT', 9088, 0, 65535),
-    // Lenient, as the original: an unknown level falls back to INFO (the CFS option takes over at the first cycle).
-    startingLogLevel: parseCfsLogLevel(envString(env, 'STARTING_CFS_LOG_LEVEL', 'INFO'), 'INFO'),
+    // Strict, unlike the `logging_level` option (CFS data, which falls back to INFO): a typo here is ours to refuse.
+    startingLogLevel: envLogLevel(env, 'STARTING_CFS_LOG_LEVEL', 'INFO'),
     cfs: cfsClientOptionsFromEnv(env),
     tuning: tuningFromEnv(env),
   };
+}
+
+/** The batcher's variables: the names its declarations read; a CFS_ or BATCHER_ variable outside them is refused. */
+export const BATCHER_SETTINGS: SettingsScope = Object.freeze({
+  program: 'batcher',
+  prefixes: ['CFS_', 'BATCHER_'],
+  known: settingNames(readConfig),
+});
+
+/** `alsoKnown`: variables a wrapper of the batcher reads itself (the e2e fault fixture). */
+export function loadConfig(env: Env, alsoKnown: readonly string[] = []): BatcherConfig {
+  refuseUnknownSettings(env, { ...BATCHER_SETTINGS, known: [...BATCHER_SETTINGS.known, ...alsoKnown] });
+  return readConfig(env);
 }

@@ -64,7 +64,8 @@ export function noteAttempt(t: CreatingTrack, now: number, what: string, err?: u
       : e.kind === 'invalid-response'
         ? 'answered nonsense'
         : `failed (${e.kind})`;
-  const line = `${what} ${how}`;
+  // the call as it was sent (the client's route: the base URL's path and the template), not the caller's name for it
+  const line = `${e.method} ${e.route} ${how}`;
   t.trouble[kind] = { state, what: line, count: was?.what === line ? was.count + 1 : 1, since: was?.since ?? now };
 }
 

@@ -23,3 +23,5 @@ export * from './rules/completion';
 export * from './rules/rebuild-plan';
 export * from './rules/session-status';
 export * from './rules/cfs-errors';
+export * from './cli';
+export * from './cfs-base-check';

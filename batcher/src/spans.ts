@@ -9,6 +9,7 @@ export const SPAN = {
   send: 'batcher.send',
   sessionCreate: 'batcher.session.create',
   rebuildState: 'batcher.rebuild_state',
+  cfsUrlCheck: 'batcher.cfs_url_check',
 } as const;
 
 /** The batcher's own span attribute keys. */

@@ -3,12 +3,24 @@
  * client can stamp progress without anything bound late), the CFS client, the loop, signals and crash handling.
  *
  * Crash-only: a bug or an unexpected exception is logged at ERROR with its stack ('Unexpected error occurred') and
- * the process exits 1 so the container restarts. A bad setting prints one line, `Configuration error: ...`, and
- * exits 2 (a restart cannot fix it). SIGTERM/SIGINT abort the current CFS request, write a final `stopping`
- * heartbeat and exit 0.
+ * the process exits 1 so the container restarts. A bad setting or argument logs one ERROR line,
+ * `Configuration error: ...`, and exits 2 (a restart cannot fix it); a busy metrics port one `Cannot listen ...`
+ * line and exit 1 (the shared `exitOnStartFailure`, as in the sidecar). SIGTERM/SIGINT abort the current CFS
+ * request, write a final `stopping` heartbeat and exit 0.
  */
 import type { Server } from 'node:http';
-import { CfsClient, errorMessage, exitAfterLogs, setLogLevel, startFailure } from '@cfs-batcher/shared';
+import {
+  CfsClient,
+  errorMessage,
+  exitAfterLogs,
+  exitOnStartFailure,
+  setLogLevel,
+  withListenSetting,
+  withSpan,
+  type RequestInfo,
+} from '@cfs-batcher/shared';
+import { checkCfsBase } from './cfs-base-check';
+import { batcherUsage, wantsBatcherHelp } from './cli';
 import { monotonicClock } from './clock';
 import { loadConfig } from './config';
 import { noteCfsAnswer } from './creating';
@@ -18,6 +30,7 @@ import { logMain as log } from './log';
 import { createBatcher, stateHeartbeat } from './loop';
 import { createMetrics, serveMetrics } from './metrics';
 import { PHASES } from './phases';
+import { SPAN } from './spans';
 import { newState } from './state';
 import { BATCHER_VERSION } from './version';
 
@@ -30,6 +43,10 @@ export interface StartOptions {
   telemetry?: { shutdown(): Promise<void> };
   /** Wraps the production phases; used only by the e2e fault fixture (scripts/src/fixtures). */
   wrapPhases?: (phases: Phases) => Phases;
+  /** Variables the caller reads itself (the fixture's), not refused as unknown. */
+  knownSettings?: readonly string[];
+  /** The command line (default: this process's). */
+  argv?: readonly string[];
 }
 
 function fatal(what: string, err: unknown): void {
@@ -41,20 +58,15 @@ function fatal(what: string, err: unknown): void {
   exitAfterLogs(1);
 }
 
-/**
- * A bad setting or a busy port: one line on stderr and its exit code (shared `startFailure`: 2 for configuration,
- * 1 for listen errors). A restart cannot fix either, and a stack would only hide the line.
- */
-function startUpFailure(failure: { line: string; code: number }): never {
-  process.stderr.write(`${failure.line}\n`);
-  process.exit(failure.code);
-}
-
 /** Set once the set-up is done: a ConfigError or listen error after that is a bug, not a setting. */
 let settingUp = true;
 
 async function main(opts: StartOptions): Promise<void> {
-  const config = loadConfig(opts.env ?? process.env);
+  if (wantsBatcherHelp(opts.argv ?? process.argv.slice(2))) {
+    process.stdout.write(batcherUsage());
+    return exitAfterLogs(0);
+  }
+  const config = loadConfig(opts.env ?? process.env, opts.knownSettings);
   setLogLevel(config.startingLogLevel);
   const metrics = createMetrics({ version: BATCHER_VERSION });
   // Monotonic for every timer; wall time only for what is reported (clock.ts).
@@ -73,7 +85,9 @@ async function main(opts: StartOptions): Promise<void> {
   });
   // A port already in use rejects with node's listen error: one EADDRINUSE line naming the port, exit 1.
   const server: Server | undefined =
-    config.metricsPort > 0 ? await serveMetrics(metrics.registry, config.metricsPort) : undefined;
+    config.metricsPort > 0
+      ? await withListenSetting(serveMetrics(metrics.registry, config.metricsPort), 'METRICS_PORT')
+      : undefined;
   const phases = opts.wrapPhases ? opts.wrapPhases(PHASES) : PHASES;
   const intents = new CreateIntentStore(intentsPathFor(config.heartbeatPath));
   const batcher = createBatcher({ client, state, heartbeat, metrics, clock, tuning: config.tuning, phases, intents });
@@ -91,11 +105,18 @@ async function main(opts: StartOptions): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
   settingUp = false;
   log.info(`Starting cfs-batcher ${BATCHER_VERSION} against ${client.baseUrl}`);
+  // Beside the loop, not before it: a CFS that hangs must not hold back the first heartbeat. A base proven wrong
+  // ends the process as a bad setting does (it can have sent nothing: every call under that base answers 404).
+  // Its requests are counted (route, status) but are not loop progress: they stamp no heartbeat.
+  const probing = { ...config.cfs, onRequest: (r: RequestInfo) => metrics.observeRequest(r) };
+  void withSpan(SPAN.cfsUrlCheck, {}, () => checkCfsBase(probing, log, ac.signal)).catch((err: unknown) => {
+    if (!exitOnStartFailure(err)) fatal('CFS_API_URL check', err);
+  });
   await batcher.run(ac.signal);
   await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
   await opts.telemetry?.shutdown();
   log.info('Stopped');
-  process.exit(0);
+  exitAfterLogs(0);
 }
 
 /** Runs the batcher as this process; never returns normally (exits 0 on a signal, 1 on a crash, 2 on bad config). */
@@ -103,7 +124,9 @@ export function start(opts: StartOptions = {}): Promise<void> {
   process.on('uncaughtException', (err) => fatal('uncaughtException', err));
   process.on('unhandledRejection', (reason) => fatal('unhandledRejection', reason));
   return main(opts).catch((err: unknown) => {
-    const failure = settingUp ? startFailure(err) : null;
-    return failure ? startUpFailure(failure) : fatal('main', err);
+    // a bad setting or a busy port: one ERROR line and its exit code; a restart cannot fix either, a stack would
+    // only hide the line
+    if (settingUp && exitOnStartFailure(err)) return;
+    fatal('main', err);
   });
 }

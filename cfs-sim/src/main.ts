@@ -1,15 +1,43 @@
 /**
- * CLI: node cfs-sim/dist/main.js --port PORT [--host H] [--scenario FILE] [--generate N] [--validate]
- * Logs JSON (getLogger('cfs-sim')); exits cleanly on SIGTERM/SIGINT. A bad argument or scenario exits 2 and a busy
- * port 1, each with one line (runMain).
+ * CLI: node cfs-sim/dist/main.js --port PORT [--host H] [--scenario FILE] [--generate N] [--validate] | --help
+ * Logs JSON (getLogger('cfs-sim')); exits cleanly on SIGTERM/SIGINT. A bad argument, scenario or LOG_LEVEL exits 2
+ * and a busy port 1, each with one line (runMain).
  */
-import { ConfigError, getLogger, parseCfsLogLevel, runMain, setLogLevel } from '@cfs-batcher/shared';
+import {
+  ConfigError,
+  envLogLevel,
+  exitAfterLogs,
+  getLogger,
+  runMain,
+  setLogLevel,
+  withListenSetting,
+} from '@cfs-batcher/shared';
 import { createSimulator } from './simulator';
 import { TRANSPORTS, type Transport } from './transport';
 
 const log = getLogger('cfs-sim');
 
+const USAGE_LINE =
+  'main.js --port PORT [--host H] [--scenario FILE] [--generate N] [--validate] [--transport nodelay|python] | --help';
+
+const USAGE = [
+  'CFS v3 simulator: serves the CFS API the batcher uses, with a simulated operator and faults.',
+  '',
+  `usage: ${USAGE_LINE}`,
+  '  --port PORT      listen port (default 8080; 0 = any free port)',
+  '  --host H         listen address (default 127.0.0.1)',
+  '  --scenario FILE  JSON scenario: inventory, options, operator timings, faults (cfs-sim/README.md)',
+  '  --generate N     N generated components over 3 configurations instead of a scenario',
+  '  --validate       check every request and answer against the CFS OpenAPI spec (CFS_OPENAPI_SPEC)',
+  '  --transport T    nodelay (default) or python (answers paced like the real server)',
+  '',
+  'Environment: LOG_LEVEL (DEBUG, INFO, WARNING, ERROR; default INFO).',
+  'Exit codes: 0 stopped by a signal or --help, 1 a port in use, 2 a bad argument, scenario or LOG_LEVEL.',
+  '',
+].join('\n');
+
 interface Args {
+  help: boolean;
   port: number;
   host: string;
   scenario?: string;
@@ -19,7 +47,7 @@ interface Args {
 }
 
 export function parseArgs(argv: string[]): Args {
-  const args: Args = { port: 8080, host: '127.0.0.1', validate: false };
+  const args: Args = { help: false, port: 8080, host: '127.0.0.1', validate: false };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const value = (): string => {
@@ -33,6 +61,10 @@ export function parseArgs(argv: string[]): Args {
       return Number(v);
     };
     switch (flag) {
+      case '--help':
+      case '-h':
+        args.help = true;
+        break;
       case '--port':
         args.port = int('--port', value(), 0, 65535);
         break;
@@ -56,17 +88,19 @@ export function parseArgs(argv: string[]): Args {
         break;
       }
       default:
-        throw new ConfigError(
-          `unknown argument '${flag}' (usage: --port PORT [--host H] [--scenario FILE] [--generate N] [--validate] [--transport nodelay|python])`,
-        );
+        throw new ConfigError(`unknown argument '${flag}' (usage: ${USAGE_LINE})`);
     }
   }
   return args;
 }
 
-async function main(): Promise<void> {
-  setLogLevel(parseCfsLogLevel(process.env.LOG_LEVEL));
+async function main(): Promise<number | void> {
   const args = parseArgs(process.argv.slice(2));
+  if (args.help) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  setLogLevel(envLogLevel(process.env, 'LOG_LEVEL', 'INFO'));
   let sim;
   try {
     sim = createSimulator({
@@ -78,7 +112,7 @@ async function main(): Promise<void> {
   } catch (err) {
     throw new ConfigError(`cannot start the simulator: ${(err as Error).message}`);
   }
-  const { url } = await sim.listen(args.port, args.host);
+  const { url } = await withListenSetting(sim.listen(args.port, args.host), '--port');
   log.info('ready', { url, components: sim.state.components.size, configurations: sim.state.configurations.size });
   let stopping = false;
   const stop = (signal: string) => {
@@ -87,10 +121,10 @@ async function main(): Promise<void> {
     log.info('stopping', { signal });
     sim
       .close()
-      .then(() => process.exit(0))
+      .then(() => exitAfterLogs(0))
       .catch((err) => {
         log.error('close failed', { error: String(err) });
-        process.exit(1);
+        exitAfterLogs(1);
       });
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
@@ -100,6 +134,6 @@ async function main(): Promise<void> {
 if (require.main === module) {
   runMain(main, (err) => {
     log.error('simulator failed', { error: (err as Error).message, stack: (err as Error).stack });
-    process.exit(1);
+    exitAfterLogs(1);
   });
 }

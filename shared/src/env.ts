@@ -3,6 +3,7 @@
  * raised at start-up so a misconfigured container fails fast and says why.
  */
 import { readFileSync } from 'node:fs';
+import { CFS_LOG_LEVELS, parseCfsLogLevel, type CfsLogLevel } from './logger';
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -56,4 +57,19 @@ export function envReadableFile(env: Env, name: string): string | undefined {
     throw new ConfigError(`${name}=${file} cannot be read (${code})`);
   }
   return file;
+}
+
+/**
+ * A log level setting: DEBUG, INFO, WARNING or ERROR in any case, or an alias the logger knows (WARN, CRITICAL).
+ * Anything else is refused: a level that silently became INFO would hide the lines the operator asked for.
+ */
+export function envLogLevel(env: Env, name: string, fallback: CfsLogLevel): CfsLogLevel {
+  const raw = envOptionalString(env, name)?.trim();
+  if (raw === undefined || raw === '') return fallback;
+  // the parser maps a value it knows the same way whatever the fallback; an unknown one falls back
+  const level = parseCfsLogLevel(raw, 'DEBUG');
+  if (level !== parseCfsLogLevel(raw, 'ERROR')) {
+    throw new ConfigError(`${name}=${JSON.stringify(raw)} is not a log level (one of ${CFS_LOG_LEVELS.join(', ')})`);
+  }
+  return level;
 }

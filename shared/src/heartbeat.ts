@@ -10,8 +10,8 @@
 import { randomUUID } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
+import { z } from 'zod';
 import { formatZodIssues } from './contract';
-import { lazy, loadZod, type Infer, type ZodModule } from './lazy-zod';
 
 export const HEARTBEAT_FORMAT = 1;
 /** A heartbeat is a few hundred bytes; anything far larger is not ours and is not parsed. */
@@ -48,88 +48,85 @@ export const CREATING_STATES = [
 ] as const;
 export type CreatingState = (typeof CREATING_STATES)[number];
 
-/** The heartbeat's schema; built with zod on first use (only readers need it, see lazy-zod.ts). */
-function buildHeartbeatSchema({ z }: ZodModule) {
-  const epochMs = z.number().int().nonnegative();
-  return z.object({
-    format: z.literal(HEARTBEAT_FORMAT),
-    instance_id: z.string().min(1),
-    pid: z.number().int().positive(),
-    started_at_ms: epochMs,
-    written_at_ms: epochMs,
-    /** Advances on every write. A file rewritten with the same sequence is not progress. */
-    sequence: z.number().int().nonnegative(),
-    /** Cycles completed by this instance. */
-    cycle: z.number().int().nonnegative(),
-    phase: z.enum(PHASES),
-    phase_started_at_ms: epochMs,
-    /** True when the current phase is a dependency wait (see WAIT_PHASES). */
-    phase_is_wait: z.boolean(),
-    last_cycle: z
-      .object({
-        completed_at_ms: epochMs,
-        duration_ms: z.number().nonnegative(),
-        outcome: z.enum(['ok', 'error']),
-        error: z.string().optional(),
-      })
-      .nullable(),
-    /** The options in force (live values read from CFS). */
-    options: z.object({
-      batcher_check_interval: z.number().int().positive(),
-      batch_window: z.number().int().nonnegative(),
-      batch_size: z.number().int().positive(),
-      batcher_pending_timeout: z.number().int().positive(),
-    }),
-    disabled: z.boolean(),
-    backoff: z.object({
-      active: z.boolean(),
-      seconds: z.number().nonnegative(),
-      until_ms: epochMs.nullable(),
-    }),
-    cfs: z.object({
-      last_success_ms: epochMs.nullable(),
-      last_error: z.object({ at_ms: epochMs, kind: z.string(), message: z.string() }).nullable(),
-    }),
-    counters: z.object({
-      pending_seen: z.number().int().nonnegative(),
-      batches_queued: z.number().int().nonnegative(),
-      batches_active: z.number().int().nonnegative(),
-      sessions_created_total: z.number().int().nonnegative(),
-      last_session_created_ms: epochMs.nullable(),
-    }),
-    // The fields below are optional (added in format 1): an older writer omits them and the sidecar reads "unknown".
-    /** Why the batcher is or is not creating sessions, and when it tries next. */
-    creating: z
-      .object({
-        state: z.enum(CREATING_STATES),
-        /** One human line, e.g. "POST /v3/sessions answered 500 (3 times)". */
-        reason: z.string(),
-        /** When the next create (or completion PATCH retry) will be tried. */
-        next_attempt_ms: epochMs.nullable(),
-        /** Last create, lookup or completion PATCH attempt, whatever its result. */
-        last_attempt_ms: epochMs.nullable(),
-        /** Start of the current run of CFS errors on creates/lookups/PATCHes; null when the last try succeeded. */
-        cfs_trouble_since_ms: epochMs.nullable(),
-      })
-      .optional(),
-    /** Operator-aware pacing: batcher sessions still pending in CFS, and the caps in force. */
-    pacing: z
-      .object({
-        pending_sessions: z.number().int().nonnegative(),
-        pending_cap: z.number().int().nonnegative(),
-        creates_per_minute_cap: z.number().int().nonnegative(),
-      })
-      .optional(),
-    /** The last time any CFS call got an answer (good or bad, timeouts included): a phase getting answers is not stuck. */
-    progress: z.object({ last_cfs_answer_ms: epochMs.nullable() }).optional(),
-    /** Components whose completion PATCH failed and is queued for retry (their batch stays held). */
-    completions_unwritten: z.number().int().nonnegative().optional(),
-  });
-}
+const epochMs = z.number().int().nonnegative();
 
-export const heartbeatSchema = lazy(() => buildHeartbeatSchema(loadZod()));
+/** The heartbeat's schema: the one definition of the file's shape, for the writer's type and the reader's check. */
+export const heartbeatSchema = z.object({
+  format: z.literal(HEARTBEAT_FORMAT),
+  instance_id: z.string().min(1),
+  pid: z.number().int().positive(),
+  started_at_ms: epochMs,
+  written_at_ms: epochMs,
+  /** Advances on every write. A file rewritten with the same sequence is not progress. */
+  sequence: z.number().int().nonnegative(),
+  /** Cycles completed by this instance. */
+  cycle: z.number().int().nonnegative(),
+  phase: z.enum(PHASES),
+  phase_started_at_ms: epochMs,
+  /** True when the current phase is a dependency wait (see WAIT_PHASES). */
+  phase_is_wait: z.boolean(),
+  last_cycle: z
+    .object({
+      completed_at_ms: epochMs,
+      duration_ms: z.number().nonnegative(),
+      outcome: z.enum(['ok', 'error']),
+      error: z.string().optional(),
+    })
+    .nullable(),
+  /** The options in force (live values read from CFS). */
+  options: z.object({
+    batcher_check_interval: z.number().int().positive(),
+    batch_window: z.number().int().nonnegative(),
+    batch_size: z.number().int().positive(),
+    batcher_pending_timeout: z.number().int().positive(),
+  }),
+  disabled: z.boolean(),
+  backoff: z.object({
+    active: z.boolean(),
+    seconds: z.number().nonnegative(),
+    until_ms: epochMs.nullable(),
+  }),
+  cfs: z.object({
+    last_success_ms: epochMs.nullable(),
+    last_error: z.object({ at_ms: epochMs, kind: z.string(), message: z.string() }).nullable(),
+  }),
+  counters: z.object({
+    pending_seen: z.number().int().nonnegative(),
+    batches_queued: z.number().int().nonnegative(),
+    batches_active: z.number().int().nonnegative(),
+    sessions_created_total: z.number().int().nonnegative(),
+    last_session_created_ms: epochMs.nullable(),
+  }),
+  // The fields below are optional (added in format 1): an older writer omits them and the sidecar reads "unknown".
+  /** Why the batcher is or is not creating sessions, and when it tries next. */
+  creating: z
+    .object({
+      state: z.enum(CREATING_STATES),
+      /** One human line, e.g. "POST /v3/sessions answered 500 (3 times)". */
+      reason: z.string(),
+      /** When the next create (or completion PATCH retry) will be tried. */
+      next_attempt_ms: epochMs.nullable(),
+      /** Last create, lookup or completion PATCH attempt, whatever its result. */
+      last_attempt_ms: epochMs.nullable(),
+      /** Start of the current run of CFS errors on creates/lookups/PATCHes; null when the last try succeeded. */
+      cfs_trouble_since_ms: epochMs.nullable(),
+    })
+    .optional(),
+  /** Operator-aware pacing: batcher sessions still pending in CFS, and the caps in force. */
+  pacing: z
+    .object({
+      pending_sessions: z.number().int().nonnegative(),
+      pending_cap: z.number().int().nonnegative(),
+      creates_per_minute_cap: z.number().int().nonnegative(),
+    })
+    .optional(),
+  /** The last time any CFS call got an answer (good or bad, timeouts included): a phase getting answers is not stuck. */
+  progress: z.object({ last_cfs_answer_ms: epochMs.nullable() }).optional(),
+  /** Components whose completion PATCH failed and is queued for retry (their batch stays held). */
+  completions_unwritten: z.number().int().nonnegative().optional(),
+});
 
-export type Heartbeat = Infer<ReturnType<typeof buildHeartbeatSchema>>;
+export type Heartbeat = z.infer<typeof heartbeatSchema>;
 
 export function newInstanceId(): string {
   return randomUUID();
@@ -170,7 +167,7 @@ export function parseHeartbeat(
   } catch (err) {
     return { ok: false, reason: 'not_json', detail: `heartbeat is not JSON (${(err as Error).message})` };
   }
-  const parsed = heartbeatSchema().safeParse(data);
+  const parsed = heartbeatSchema.safeParse(data);
   if (!parsed.success) {
     const issues = formatZodIssues(parsed.error, { max: 5 });
     return { ok: false, reason: 'invalid', detail: `heartbeat does not match format ${HEARTBEAT_FORMAT}: ${issues}` };

@@ -1,4 +1,5 @@
 export * from './env';
+export * from './env-names';
 export * from './contract';
 export * from './logger';
 export * from './heartbeat';

@@ -1,23 +1,26 @@
 /**
- * Structured JSON logging shared by every program: one JSON object per line on stdout with timestamp, level, logger
- * name, message, pid, the caller's meta and, inside an active span, trace_id/span_id so a line leads to its trace in
- * Jaeger. Keys are sorted, as winston's json format (safe-stable-stringify) wrote them.
+ * Structured JSON logging shared by every program, on winston: one JSON object per line on stdout with timestamp,
+ * level, logger name, message, pid, the caller's meta and, inside an active span, trace_id/span_id so a line leads to
+ * its trace in Jaeger. Keys sorted (winston's `format.json()`); the formats are in log-format.ts.
  *
- * Written by hand rather than with winston (1-6 MB of RSS per program, 8 MB in a bare node) for what is one
- * JSON.stringify and one write. Levels use the CFS vocabulary (DEBUG, INFO, WARNING, ERROR): that is what the
+ * Levels use the CFS vocabulary (DEBUG, INFO, WARNING, ERROR) as winston's custom levels: that is what the
  * `logging_level` option and `STARTING_CFS_LOG_LEVEL` carry, and admins grep `"level":"WARNING"` as they did for the
  * Python original.
  *
- * Logging never throws into its caller (the main loop calls it): a field that cannot be read (a throwing getter) is
- * marked in place, and meta that cannot be walked at all (a hostile Proxy) falls back to a line with the message and
- * a `log_error` field.
+ * Logging never throws into its caller (the main loop calls it), and never stalls: a write that throws is dropped, a
+ * closed stdout is ignored.
  */
-import { isSpanContextValid, trace } from '@opentelemetry/api';
+import { Writable } from 'node:stream';
+import winston, { format } from 'winston';
+import { fallbackInfo, jsonSafe, logInfo, traceContext } from './log-format';
+
+export { errorMessage } from './log-format';
 
 export const CFS_LOG_LEVELS = ['DEBUG', 'INFO', 'WARNING', 'ERROR'] as const;
 export type CfsLogLevel = (typeof CFS_LOG_LEVELS)[number];
 
-const RANK: Record<CfsLogLevel, number> = { DEBUG: 0, INFO: 1, WARNING: 2, ERROR: 3 };
+/** winston's levels, most severe first. */
+const LEVELS: Record<CfsLogLevel, number> = { ERROR: 0, WARNING: 1, INFO: 2, DEBUG: 3 };
 
 export function isCfsLogLevel(value: unknown): value is CfsLogLevel {
   return typeof value === 'string' && (CFS_LOG_LEVELS as readonly string[]).includes(value.toUpperCase());
@@ -31,12 +34,8 @@ export function parseCfsLogLevel(value: string | undefined, fallback: CfsLogLeve
   return isCfsLogLevel(upper) ? upper : fallback;
 }
 
-/** Receives every line that passes the level (tests capture lines this way); `record` is the line's object. */
+/** Receives every line that passes the level (tests capture lines this way); `record` is the line parsed. */
 export type LogSink = (line: string, record: Record<string, unknown>) => void;
-
-let threshold = RANK.INFO;
-let silent = false;
-let sinks: LogSink[] = [];
 
 type LogMethod = (message: string, meta?: Record<string, unknown>) => void;
 
@@ -49,203 +48,158 @@ export interface Logger {
   isDebugEnabled(): boolean;
 }
 
+/** triple-beam's MESSAGE: where format.json() leaves the line. */
+const MESSAGE = Symbol.for('message');
+
+/**
+ * winston's Stream transport, one line per write, with its log() replaced for two reasons: a write that throws
+ * (stdout a file on a full disk) would leave the transport waiting for its callback, every later line queued behind
+ * it; and the per-line 'logged' event, which nothing here listens to, is a setImmediate holding each line until the
+ * event loop turns (in a burst of lines, collecting those costs more CPU than writing the lines).
+ */
+class LineStream extends winston.transports.Stream {
+  constructor(private readonly out: NodeJS.WritableStream) {
+    super({ stream: out, eol: '\n' });
+  }
+
+  override log(info: Record<symbol, unknown>, next: () => void): void {
+    try {
+      this.out.write(`${String(info[MESSAGE])}${this.eol}`);
+    } catch {
+      // dropped: nowhere left to report it
+    }
+    next();
+  }
+}
+
+const stdoutTransport = new LineStream(process.stdout);
+
+const root = winston.createLogger({
+  levels: LEVELS,
+  level: 'INFO',
+  // timestamp only where the meta brought none; the span's ids over any the meta brought
+  format: format.combine(format.timestamp(), traceContext(), jsonSafe(), format.json()),
+  transports: [stdoutTransport],
+});
+
+// A closed stdout (the log reader gone) reports EPIPE as an 'error' event on the stream, which the Stream transport
+// does not listen to: unhandled, it would crash the process from inside a log call. The lines are lost either way;
+// the loop is not. The logger's own errors (a line logged after exitAfterLogs ended it) have nowhere to go either.
+process.stdout.on('error', () => undefined);
+root.on('error', () => undefined);
+
 /** A named logger, e.g. `getLogger('batcher.batch')`; names mirror the original batcher's modules. */
 export function getLogger(name: string): Logger {
   const at =
     (level: CfsLogLevel): LogMethod =>
     (message, meta) => {
-      if (RANK[level] >= threshold) emit(level, name, message, meta);
+      if (enabled(level)) write(level, name, message, meta);
     };
   return {
     debug: at('DEBUG'),
     info: at('INFO'),
     warn: at('WARNING'),
     error: at('ERROR'),
-    isDebugEnabled: () => threshold <= RANK.DEBUG,
+    isDebugEnabled: () => enabled('DEBUG'),
   };
-}
-
-export function setLogLevel(level: CfsLogLevel): void {
-  threshold = RANK[level] ?? threshold;
-}
-
-export function getLogLevel(): CfsLogLevel {
-  return CFS_LOG_LEVELS[threshold] ?? 'INFO';
-}
-
-/** Silence stdout (tests) or restore it; sinks keep receiving lines either way. */
-export function setLogSilent(value: boolean): void {
-  silent = value;
-}
-
-/** Send every line to `sink` as well; returns the function that removes it. */
-export function addLogSink(sink: LogSink): () => void {
-  sinks = [...sinks, sink];
-  return () => {
-    sinks = sinks.filter((s) => s !== sink);
-  };
-}
-
-/** A thrown value as text; never throws itself (a BigInt, a cycle or undefined must not skip the exit after it). */
-export function errorMessage(err: unknown): string {
-  if (err instanceof Error) return err.message;
-  if (typeof err === 'string') return err;
-  try {
-    return JSON.stringify(err) ?? String(err);
-  } catch {
-    return describe(err);
-  }
 }
 
 /**
- * Exit with `code` once stdout has taken every line (at most `maxWaitMs`): a pipe whose reader is slow holds the
- * last lines in node's buffer, and process.exit() would drop them, the fatal line first, possibly cut mid-line.
+ * Checked before the info is built: winston runs the logger's formats before its transports filter by level. The
+ * transports have no level of their own, so the logger's decides, compared by rank as winston's transports do
+ * (isLevelEnabled() would walk the transports at every call).
  */
-export function exitAfterLogs(code: number, maxWaitMs = 2000): void {
-  process.exitCode = code;
-  const exit = () => process.exit(code);
-  if (process.stdout.writableLength === 0) return exit();
-  process.stdout.once('drain', exit);
-  setTimeout(exit, maxWaitMs);
+function enabled(level: CfsLogLevel): boolean {
+  return LEVELS[level] <= LEVELS[root.level as CfsLogLevel];
 }
 
-// A closed stdout (the log reader gone) reports EPIPE as an 'error' event, not to write()'s caller: without a
-// listener it would crash the process from inside a log call. The lines are lost either way; the loop is not.
-process.stdout.on('error', () => undefined);
-
-function emit(level: CfsLogLevel, name: string, message: string, meta: Record<string, unknown> | undefined): void {
-  let record: Record<string, unknown>;
-  let line: string;
+function write(level: CfsLogLevel, name: string, message: unknown, meta: unknown): void {
   try {
-    record = buildRecord(level, name, message, meta);
-    line = JSON.stringify(record);
+    root.log(logInfo(level, name, message, meta) as winston.LogEntry);
   } catch (err) {
-    const reason = `log meta could not be serialized: ${describe(err)}`;
-    const text = typeof message === 'string' ? message : undefined;
-    record = sorted({ level, logger: name, message: text, pid: process.pid, ...now(), log_error: reason });
-    line = JSON.stringify(record);
-  }
-  // stdout is a file or a pipe in a pod: node writes files synchronously and tries a pipe write at once, so a line
-  // logged just before process.exit() arrives unless the reader has left 64 KiB unread (as with winston).
-  if (!silent) {
     try {
-      process.stdout.write(line + '\n');
+      root.log(fallbackInfo(level, name, message, err) as winston.LogEntry);
     } catch {
       // nowhere left to report it
     }
   }
-  for (const sink of sinks) {
-    try {
-      sink(line, record);
-    } catch {
-      // a broken test sink must not break the program
+}
+
+export function setLogLevel(level: CfsLogLevel): void {
+  if (Object.hasOwn(LEVELS, level)) root.level = level;
+}
+
+export function getLogLevel(): CfsLogLevel {
+  return root.level as CfsLogLevel;
+}
+
+/** Silence stdout (tests) or restore it; sinks keep receiving lines either way. */
+export function setLogSilent(value: boolean): void {
+  stdoutTransport.silent = value;
+}
+
+let sinks: LogSink[] = [];
+let sinkTransport: winston.transport | undefined;
+
+/** Every line to each sink, through a Stream transport of its own, present only while a sink is. */
+const sinkStream = new Writable({
+  decodeStrings: false,
+  write(chunk: string, _encoding, done) {
+    const line = chunk.slice(0, -1);
+    for (const sink of sinks) {
+      try {
+        sink(line, JSON.parse(line) as Record<string, unknown>);
+      } catch {
+        // a broken test sink must not break the program
+      }
     }
-  }
-}
+    done();
+  },
+});
 
-/** The timestamp and, inside a valid span, its ids. */
-function now(): Record<string, string> {
-  const fields: Record<string, string> = { timestamp: new Date().toISOString() };
-  try {
-    const ctx = trace.getActiveSpan()?.spanContext();
-    if (ctx && isSpanContextValid(ctx)) {
-      fields.trace_id = ctx.traceId;
-      fields.span_id = ctx.spanId;
+/** Send every line to `sink` as well; returns the function that removes it. */
+export function addLogSink(sink: LogSink): () => void {
+  sinks = [...sinks, sink];
+  if (!sinkTransport) root.add((sinkTransport = new LineStream(sinkStream)));
+  return () => {
+    sinks = sinks.filter((s) => s !== sink);
+    if (sinks.length === 0 && sinkTransport) {
+      root.remove(sinkTransport);
+      sinkTransport = undefined;
     }
-  } catch {
-    // no trace ids rather than no line
-  }
-  return fields;
+  };
 }
-
-/** winston's merge: meta may replace pid, logger, timestamp, not level; its `message` (or an Error's) is appended. */
-function buildRecord(level: CfsLogLevel, name: string, message: unknown, meta: unknown): Record<string, unknown> {
-  const { timestamp, ...span } = now();
-  const record: Record<string, unknown> = { pid: process.pid, logger: name, timestamp };
-  let text = message;
-  if (meta !== null && typeof meta === 'object') {
-    for (const k of Object.keys(meta)) setKey(record, k, readKey(meta, k));
-    const extra = readKey(meta, 'message');
-    // a string as winston appended it; anything else as JSON rather than "[object Object]"
-    if (extra) text = `${String(message)} ${typeof extra === 'string' ? extra : (JSON.stringify(plain(extra)) ?? '')}`;
-    if (meta instanceof Error) Object.assign(record, { stack: readKey(meta, 'stack'), cause: readKey(meta, 'cause') });
-  }
-  record.message = text;
-  record.level = level;
-  return sorted(Object.assign(record, span));
-}
-
-/** Deeper than any record the programs log; a line stays readable and the stack safe. */
-const MAX_DEPTH = 32;
-
-const sorted = (record: Record<string, unknown>) => plain(record) as Record<string, unknown>;
 
 /**
- * A JSON-safe copy: keys sorted, a cycle as "[Circular]", BigInt as a string, an Error as its message, stack and
- * primitive own fields (JSON.stringify alone gives `{}`; object fields, such as a request config holding a token,
- * stay out), toJSON honoured, a throwing getter marked.
+ * Exit with `code` once every line logged so far has left the process, waiting at most `maxWaitMs`: process.exit()
+ * drops what is still queued, the fatal line first, possibly cut mid-line.
  */
-function plain(value: unknown, ancestors = new Set<object>()): unknown {
-  if (typeof value === 'bigint') return value.toString();
-  if (typeof value === 'function' || typeof value === 'symbol') return undefined;
-  if (value === null || typeof value !== 'object') return value;
-  if (ancestors.has(value)) return '[Circular]';
-  if (ancestors.size >= MAX_DEPTH) return '[Too deep]';
-  ancestors.add(value);
-  const toJSON = readKey(value, 'toJSON');
-  let out: unknown;
-  if (value instanceof Error) {
-    out = plain(errorFields(value), ancestors);
-  } else if (typeof toJSON === 'function') {
-    out = plain(
-      call(() => toJSON.call(value) as unknown),
-      ancestors,
-    );
-  } else if (Array.isArray(value)) {
-    out = value.map((v) => plain(v, ancestors) ?? null);
-  } else {
-    const copy: Record<string, unknown> = {};
-    for (const k of Object.keys(value).sort()) {
-      const v = plain(readKey(value, k), ancestors);
-      if (v !== undefined) setKey(copy, k, v);
-    }
-    out = copy;
-  }
-  ancestors.delete(value);
-  return out;
+export function exitAfterLogs(code: number, maxWaitMs = 2000): void {
+  process.exitCode = code;
+  // the code of the latest call: a crash while a clean stop waits for its lines still exits non-zero
+  const exit = () => process.exit();
+  setTimeout(exit, maxWaitMs);
+  void logsWritten().then(exit);
 }
 
-function errorFields(err: Error): Record<string, unknown> {
-  const fields: Record<string, unknown> = { message: readKey(err, 'message'), stack: readKey(err, 'stack') };
-  for (const k of Object.keys(err)) {
-    const v = readKey(err, k);
-    if (v === null || typeof v !== 'object') setKey(fields, k, v);
-  }
-  if ('cause' in err) fields.cause = readKey(err, 'cause');
-  return fields;
-}
+let flushed: Promise<void> | undefined;
 
-function readKey(obj: object, key: string): unknown {
-  return call(() => (obj as Record<string, unknown>)[key]);
-}
-
-function call(read: () => unknown): unknown {
-  try {
-    return read();
-  } catch (err) {
-    return `[unreadable: ${describe(err)}]`;
-  }
-}
-
-/** Assignment that also keeps a `__proto__` key as data instead of changing the copy's prototype. */
-function setKey(obj: Record<string, unknown>, key: string, value: unknown): void {
-  Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
-}
-
-function describe(err: unknown): string {
-  try {
-    return err instanceof Error ? err.message : String(err);
-  } catch {
-    return 'unknown error';
-  }
+/**
+ * winston's flush (end the logger; its 'finish' waits for each transport's), then stdout's own buffer: a pipe whose
+ * reader is slow keeps the last lines in node. Lines logged after this are dropped.
+ */
+function logsWritten(): Promise<void> {
+  flushed ??= new Promise<void>((resolve) => {
+    root.once('finish', resolve);
+    root.end();
+  }).then(
+    () =>
+      new Promise<void>((resolve) => {
+        const out = process.stdout;
+        if (out.writableLength === 0 || out.destroyed) return resolve();
+        out.once('drain', resolve);
+        out.once('close', resolve);
+      }),
+  );
+  return flushed;
 }

@@ -14,9 +14,22 @@ export const EXIT_LISTEN_ERROR = 1;
 
 const log = getLogger('main');
 
-/** A listen failure from node (EADDRINUSE, EACCES, ...): its message already names the address and port. */
-export function isListenError(err: unknown): err is NodeJS.ErrnoException & { port?: number; address?: string } {
+/** A listen failure from node (EADDRINUSE, EACCES, ...), and the setting that chose the port when it is known. */
+export type ListenError = NodeJS.ErrnoException & { port?: number; address?: string; setting?: string };
+
+export function isListenError(err: unknown): err is ListenError {
   return err instanceof Error && (err as NodeJS.ErrnoException).syscall === 'listen';
+}
+
+/**
+ * Marks a listen failure of `listening` with the setting that chose the port (`METRICS_PORT`, `--port`), so the
+ * start-up line tells the operator what to change.
+ */
+export function withListenSetting<T>(listening: Promise<T>, setting: string): Promise<T> {
+  return listening.catch((err: unknown) => {
+    if (isListenError(err) && err.setting === undefined) err.setting = setting;
+    throw err;
+  });
 }
 
 /** The one line and exit code for a start-up failure the operator fixes outside the program; null for a bug. */
@@ -24,8 +37,10 @@ export function startFailure(err: unknown): { line: string; code: number } | nul
   if (err instanceof ConfigError) return { line: `Configuration error: ${err.message}`, code: EXIT_CONFIG_ERROR };
   if (isListenError(err)) {
     const where = `${err.address ?? ''}${err.port !== undefined ? `:${err.port}` : ''}` || 'the configured port';
-    const why = err.code === 'EADDRINUSE' ? `port ${err.port ?? '?'} is already in use` : err.message;
-    return { line: `Cannot listen on ${where}: ${err.code ?? 'error'}, ${why}`, code: EXIT_LISTEN_ERROR };
+    const inUse = err.code === 'EADDRINUSE';
+    const why = inUse ? `port ${err.port ?? '?'} is already in use` : err.message;
+    const fix = err.setting === undefined ? '' : inUse ? `; set ${err.setting} to a free port` : ` (${err.setting})`;
+    return { line: `Cannot listen on ${where}: ${err.code ?? 'error'}, ${why}${fix}`, code: EXIT_LISTEN_ERROR };
   }
   return null;
 }

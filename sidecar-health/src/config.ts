@@ -10,9 +10,14 @@ import {
   WAIT_PHASES,
   cfsClientOptionsFromEnv,
   envInt,
+  envLogLevel,
   envString,
+  refuseUnknownSettings,
+  settingNames,
   type CfsClientOptions,
+  type CfsLogLevel,
   type Phase,
+  type SettingsScope,
 } from '@cfs-batcher/shared';
 
 export interface Thresholds {
@@ -39,6 +44,7 @@ export interface Thresholds {
 }
 
 export interface SidecarConfig {
+  logLevel: CfsLogLevel;
   heartbeatPath: string;
   port: number;
   host: string;
@@ -107,8 +113,10 @@ export function thresholdsFromEnv(env: NodeJS.ProcessEnv = process.env): Thresho
   };
 }
 
-export function configFromEnv(env: NodeJS.ProcessEnv = process.env): SidecarConfig {
+/** Every setting from `env`, each declaration with its default (read unconditionally: `settingNames` relies on it). */
+function readConfig(env: NodeJS.ProcessEnv): SidecarConfig {
   return {
+    logLevel: envLogLevel(env, 'LOG_LEVEL', 'INFO'),
     heartbeatPath: envString(env, 'HEARTBEAT_PATH', DEFAULT_HEARTBEAT_PATH),
     port: envInt(env, 'HEALTH_PORT', 8081, 0, 65535),
     host: envString(env, 'HEALTH_HOST', '0.0.0.0'),
@@ -118,4 +126,16 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): SidecarConf
     cfs: cfsClientOptionsFromEnv(env),
     thresholds: thresholdsFromEnv(env),
   };
+}
+
+/** The sidecar's variables: the names its declarations read; a CFS_, SIDECAR_ or HEALTH_ one outside them is refused. */
+export const SIDECAR_SETTINGS: SettingsScope = Object.freeze({
+  program: 'sidecar',
+  prefixes: ['CFS_', 'SIDECAR_', 'HEALTH_'],
+  known: settingNames(readConfig),
+});
+
+export function configFromEnv(env: NodeJS.ProcessEnv = process.env): SidecarConfig {
+  refuseUnknownSettings(env, SIDECAR_SETTINGS);
+  return readConfig(env);
 }

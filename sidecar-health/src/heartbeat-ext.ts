@@ -1,7 +1,8 @@
 /**
- * The heartbeat's optional r2 fields (`creating`, `pacing`, `progress`, `completions_unwritten`; docs/CONTRACTS.md).
- * The states are the shared schema's; the reading stays defensive: an older batcher leaves the fields out, and the
- * sidecar treats a missing field as "unknown" -- never as a failure.
+ * The heartbeat's optional r2 fields (`creating`, `pacing`, `progress`, `completions_unwritten`; docs/CONTRACTS.md),
+ * as the sidecar reads them. Their shape is the shared heartbeat schema's (a heartbeat whose fields break it is
+ * refused as a whole when read); what this module adds is the reading of an absent field: an older batcher leaves
+ * them out, and the sidecar treats a missing field as "unknown" (null) -- never as a failure.
  */
 import { CREATING_STATES, type CreatingState, type Heartbeat } from '@cfs-batcher/shared';
 
@@ -16,18 +17,11 @@ export const TROUBLE_STATES: ReadonlySet<CreatingState> = new Set<CreatingState>
   'disabled',
 ]);
 
-export interface Creating {
-  state: CreatingState;
-  reason: string;
-  next_attempt_ms: number | null;
-  last_attempt_ms: number | null;
-  cfs_trouble_since_ms: number | null;
-}
-export interface Pacing {
-  pending_sessions: number;
-  pending_cap: number;
-  creates_per_minute_cap: number;
-}
+/** `creating.reason` is quoted in verdicts and /status: a runaway line from the batcher is cut there. */
+const REASON_SHOWN_MAX = 300;
+
+export type Creating = NonNullable<Heartbeat['creating']>;
+export type Pacing = NonNullable<Heartbeat['pacing']>;
 export interface HeartbeatExt {
   creating: Creating | null;
   pacing: Pacing | null;
@@ -37,39 +31,14 @@ export interface HeartbeatExt {
   completionsUnwritten: number | null;
 }
 
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-const count = (v: unknown): number | null => (typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : null);
-const epochOrNull = (v: unknown): number | null => count(v);
-
-function creatingOf(v: unknown): Creating | null {
-  if (!isObj(v) || !(CREATING_STATES as readonly unknown[]).includes(v.state)) return null;
-  return {
-    state: v.state as CreatingState,
-    reason: typeof v.reason === 'string' ? v.reason.slice(0, 300) : '',
-    next_attempt_ms: epochOrNull(v.next_attempt_ms),
-    last_attempt_ms: epochOrNull(v.last_attempt_ms),
-    cfs_trouble_since_ms: epochOrNull(v.cfs_trouble_since_ms),
-  };
-}
-
-function pacingOf(v: unknown): Pacing | null {
-  if (!isObj(v)) return null;
-  const [a, b, c] = [count(v.pending_sessions), count(v.pending_cap), count(v.creates_per_minute_cap)];
-  return a === null || b === null || c === null
-    ? null
-    : { pending_sessions: a, pending_cap: b, creates_per_minute_cap: c };
-}
-
-/** Pure: the optional fields of a parsed heartbeat, each null when absent or malformed. */
+/** Pure: the optional fields of a parsed heartbeat, each null when absent. */
 export function heartbeatExt(hb: Heartbeat | null): HeartbeatExt {
-  const o: Obj = isObj(hb) ? hb : {};
-  const progress = isObj(o.progress) ? o.progress : null;
+  const creating = hb?.creating;
   return {
-    creating: creatingOf(o.creating),
-    pacing: pacingOf(o.pacing),
-    lastCfsAnswerMs: progress ? epochOrNull(progress.last_cfs_answer_ms) : null,
-    progressKnown: progress !== null,
-    completionsUnwritten: count(o.completions_unwritten),
+    creating: creating ? { ...creating, reason: creating.reason.slice(0, REASON_SHOWN_MAX) } : null,
+    pacing: hb?.pacing ?? null,
+    lastCfsAnswerMs: hb?.progress?.last_cfs_answer_ms ?? null,
+    progressKnown: hb?.progress !== undefined,
+    completionsUnwritten: hb?.completions_unwritten ?? null,
   };
 }

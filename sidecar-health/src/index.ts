@@ -7,3 +7,4 @@ export * from './cfs-observer';
 export * from './app';
 export * from './sidecar';
 export * from './check';
+export * from './cli';

@@ -1,10 +1,11 @@
 /**
  * Entry point. `node main.js` serves the probes; `node main.js check [live|startup] [--standalone]` prints one
- * verdict and exits 0 (healthy) or 1.
+ * verdict and exits 0 (healthy) or 1; `--help` prints the usage (cli.ts).
  */
 import { telemetry } from './tracing-preload';
-import { getLogger, parseCfsLogLevel, runMain, setLogLevel } from '@cfs-batcher/shared';
+import { exitAfterLogs, getLogger, runMain, setLogLevel, withListenSetting } from '@cfs-batcher/shared';
 import { runCheck, type CheckKind } from './check';
+import { parseSidecarArgs, sidecarUsage } from './cli';
 import { configFromEnv } from './config';
 import { createSidecar, systemClock } from './sidecar';
 
@@ -12,8 +13,9 @@ const log = getLogger('sidecar.health');
 
 async function serve(): Promise<void> {
   const config = configFromEnv(process.env);
+  setLogLevel(config.logLevel);
   const sidecar = createSidecar(config);
-  await sidecar.start();
+  await withListenSetting(sidecar.start(), 'HEALTH_PORT');
   let stopping = false;
   const shutdown = (signal: string): void => {
     if (stopping) return;
@@ -23,35 +25,34 @@ async function serve(): Promise<void> {
       .stop()
       .then(() => telemetry?.shutdown())
       .then(
-        () => process.exit(0),
-        () => process.exit(1),
+        () => exitAfterLogs(0),
+        () => exitAfterLogs(1),
       );
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
 }
 
-async function check(args: string[]): Promise<number> {
-  const kind: CheckKind = args.includes('startup') ? 'startup' : 'live';
+async function check(kind: CheckKind, standalone: boolean): Promise<number> {
   const config = configFromEnv(process.env);
-  const r = await runCheck(config, kind, args.includes('--standalone'), systemClock);
+  setLogLevel(config.logLevel);
+  const r = await runCheck(config, kind, standalone, systemClock);
   process.stdout.write(`${JSON.stringify({ ok: r.ok, source: r.source, ...r.body })}\n`);
   return r.ok ? 0 : 1;
 }
 
 async function main(): Promise<number | void> {
-  setLogLevel(parseCfsLogLevel(process.env.LOG_LEVEL, 'INFO'));
-  const [cmd, ...rest] = process.argv.slice(2);
-  if (cmd === 'check') return check(rest);
-  if (cmd !== undefined && cmd !== 'serve') {
-    process.stderr.write(`usage: main.js [serve] | check [live|startup] [--standalone]\n`);
-    return 1;
+  const command = parseSidecarArgs(process.argv.slice(2));
+  if (command.kind === 'help') {
+    process.stdout.write(sidecarUsage());
+    return 0;
   }
+  if (command.kind === 'check') return check(command.check, command.standalone);
   await serve();
 }
 
-// a configuration error exits 2 and a busy port 1, each with one line (runMain)
+// a configuration error or a bad argument exits 2 and a busy port 1, each with one line (runMain)
 runMain(main, (err) => {
   log.error(`Health sidecar failed: ${(err as Error).message}`, { stack: (err as Error).stack });
-  process.exit(1);
+  exitAfterLogs(1);
 });

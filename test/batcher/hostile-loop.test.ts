@@ -91,7 +91,7 @@ it('case 4: hanging completion PATCHes: other batches still sent, the unwritten 
   let body = hb();
   expect(body.completions_unwritten).toBe(4);
   expect(body.creating!.cfs_trouble_since_ms).not.toBeNull();
-  expect(body.creating!.reason).toMatch(/PATCH \/v3\/components\/\{id\} failed \(timeout\)/);
+  expect(body.creating!.reason).toMatch(/PATCH \/v3\/components\/\{component_id\} failed \(timeout\)/);
   // budget: the first round of 2 PATCHes ran past it, the other 2 were left for the next cycle
   expect(count(h.sim, 'PATCH /v3/components/{id}')).toBeLessThanOrEqual(2);
   // held: the x members stay busy (pending in CFS, error_count unwritten) and are not batched again

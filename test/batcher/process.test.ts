@@ -150,14 +150,16 @@ it('a metrics port in use ends the batcher with one EADDRINUSE line naming the p
     const run = start({ METRICS_PORT: String(port) });
     const { code } = await withDeadline(run.exited, 10_000);
     expect(code).toBe(1);
-    expect(run.out()).toContain(`Cannot listen on 0.0.0.0:${port}: EADDRINUSE, port ${port} is already in use`);
+    expect(run.out()).toContain(
+      `Cannot listen on 0.0.0.0:${port}: EADDRINUSE, port ${port} is already in use; set METRICS_PORT to a free port`,
+    );
     expect(run.out()).not.toContain('Unexpected error occurred');
   } finally {
     await new Promise<void>((r) => blocker.close(() => r()));
   }
 });
 
-it('a bad environment value exits 2 with one line naming it (no stack)', async () => {
+it('a bad environment value exits 2 with one JSON ERROR line naming it (no stack, nothing else)', async () => {
   const run = start({ METRICS_PORT: 'nine' });
   const { code } = await withDeadline(run.exited, 10_000);
   expect(code).toBe(2);
@@ -165,7 +167,9 @@ it('a bad environment value exits 2 with one line naming it (no stack)', async (
     .out()
     .split('\n')
     .filter((l) => l.trim() !== '' && !l.startsWith('{'));
-  expect(plain).toEqual(['Configuration error: METRICS_PORT="nine" is not an integer']);
+  expect(plain).toEqual([]);
+  const errors = jsonLines(run.out()).filter((l) => l.level === 'ERROR');
+  expect(errors.map((l) => l.message)).toEqual(['Configuration error: METRICS_PORT="nine" is not an integer']);
   expect(run.out()).not.toContain('Unexpected error occurred');
 });
 

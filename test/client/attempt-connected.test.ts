@@ -5,8 +5,10 @@
  */
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import axios, { AxiosError } from 'axios';
 import { CfsClient, CfsError } from '@cfs-batcher/shared';
-import { AttemptFailure, exchange } from '../../shared/src/cfs/http-attempt';
+import { Attempt, type RequestModule } from '../../shared/src/cfs/attempt';
+import { failureCode } from '../../shared/src/cfs/outcome';
 
 let server: http.Server;
 let origin: string;
@@ -23,22 +25,27 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise((resolve) => server.close(resolve)));
 
-function attempt(agent: http.Agent, url = `${origin}/v3/sessions`, onSocket?: (s: Socket) => void) {
-  return exchange({
-    request: ((...args: Parameters<typeof http.request>) => {
-      const req = http.request(...args);
-      if (onSocket) req.once('socket', onSocket);
-      return req;
-    }) as typeof http.request,
-    agent,
-    url,
-    method: 'POST',
-    headers: {},
-    body: Buffer.from('{}'),
-    connectTimeoutMs: 5000,
-    deadlineMs: 10_000,
-    maxResponseBytes: 1 << 20,
-  });
+/** One POST through axios's http adapter, watched by an Attempt as the CFS transport does; the failure's code and
+ * whether the attempt saw its socket connect. */
+async function attempt(agent: http.Agent, url = `${origin}/v3/sessions`, onSocket?: (s: Socket) => void) {
+  const watch = new Attempt({ connectTimeoutMs: 5000, deadlineMs: 10_000, maxResponseBytes: 1 << 20 });
+  const request: RequestModule['request'] = (options, onResponse) => {
+    const req = http.request(options, onResponse);
+    if (onSocket) req.once('socket', onSocket);
+    return req;
+  };
+  try {
+    await axios.post(
+      url,
+      {},
+      { adapter: 'http', httpAgent: agent, signal: watch.signal, transport: watch.transport({ request }) },
+    );
+  } catch (err) {
+    return Object.assign(err as AxiosError, { failure: { code: failureCode(err), connected: watch.connected } });
+  } finally {
+    watch.finish();
+  }
+  return undefined;
 }
 
 test('a refused connection: not connected (the request never left)', async () => {
@@ -46,10 +53,10 @@ test('a refused connection: not connected (the request never left)', async () =>
   await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
   const port = (closed.address() as AddressInfo).port;
   await new Promise((resolve) => closed.close(resolve));
-  const err = await attempt(new http.Agent(), `http://127.0.0.1:${port}/v3/sessions`).catch((e: unknown) => e);
-  expect(err).toBeInstanceOf(AttemptFailure);
-  expect((err as AttemptFailure).code).toBe('ECONNREFUSED');
-  expect((err as AttemptFailure).connected).toBe(false);
+  const err = await attempt(new http.Agent(), `http://127.0.0.1:${port}/v3/sessions`);
+  expect(err).toBeInstanceOf(AxiosError);
+  expect(err!.failure.code).toBe('ECONNREFUSED');
+  expect(err!.failure.connected).toBe(false);
 });
 
 test('EHOSTUNREACH on an established connection: connected (the request may have left)', async () => {
@@ -57,11 +64,11 @@ test('EHOSTUNREACH on an established connection: connected (the request may have
   await attempt(agent); // warms the pool
   const err = await attempt(agent, undefined, (s) =>
     s.destroy(Object.assign(new Error('host unreachable'), { code: 'EHOSTUNREACH' })),
-  ).catch((e: unknown) => e);
+  );
   agent.destroy();
-  expect(err).toBeInstanceOf(AttemptFailure);
-  expect((err as AttemptFailure).code).toBe('EHOSTUNREACH');
-  expect((err as AttemptFailure).connected).toBe(true);
+  expect(err).toBeInstanceOf(AxiosError);
+  expect(err!.failure.code).toBe('EHOSTUNREACH');
+  expect(err!.failure.connected).toBe(true);
 });
 
 test('the client does not repeat a POST that failed that way (the invariant it protects)', async () => {
@@ -71,7 +78,9 @@ test('the client does not repeat a POST that failed that way (the invariant it p
   let posts = 0;
   const spy = jest.spyOn(http, 'request').mockImplementation((...args: Parameters<typeof http.request>) => {
     const req = original(...args);
-    if ((args[1] as http.RequestOptions | undefined)?.method === 'POST') {
+    // the options come first from axios (request(options, onResponse)), second after a URL
+    const options = args.find((a): a is http.RequestOptions => typeof a === 'object' && !(a instanceof URL));
+    if (options?.method === 'POST') {
       posts++;
       req.once('socket', (s: Socket) =>
         s.destroy(Object.assign(new Error('host unreachable'), { code: 'EHOSTUNREACH' })),

@@ -88,6 +88,17 @@ describe('invalid answers become typed errors', () => {
     expect(err.url).toContain('/v3/sessions');
   });
 
+  it('labels each call with the path really requested: the base URL path plus the template', async () => {
+    const origin = new URL(server.baseUrl).origin;
+    server.on('GET /apis/cfs/v3/options', json(200, {}));
+    server.on('GET /apis/cfs/sessions/batcher-1', json(404, { title: 'Not Found', status: 404 }));
+    await client({ baseUrl: `${origin}/apis/cfs/v3/` }).getOptions();
+    const err = await failure(client({ baseUrl: `${origin}/apis/cfs` }).getSession('batcher-1'));
+    expect(err).toMatchObject({ kind: 'http', status: 404, route: '/apis/cfs/sessions/{session_name}' });
+    expect(requests.map((r) => r.route)).toEqual(['/apis/cfs/v3/options', '/apis/cfs/sessions/{session_name}']);
+    expect(client({ baseUrl: origin }).route('components')).toBe('/components');
+  });
+
   it('a 404 on a list endpoint is an http error with status and URL, not retried', async () => {
     server.on(
       'GET /v3/sessions',

@@ -33,7 +33,8 @@ export const text =
 /** Never answers: the client's timeout must end the call. */
 export const hang: Reply = () => undefined;
 
-export async function startFakeServer(): Promise<FakeServer> {
+/** On `port` (0: any free one). */
+export async function startFakeServer(port = 0): Promise<FakeServer> {
   const routes = new Map<string, Reply[]>();
   const seen: Seen[] = [];
   const sockets = new Set<import('node:net').Socket>();
@@ -54,11 +55,11 @@ export async function startFakeServer(): Promise<FakeServer> {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  const actual = (server.address() as AddressInfo).port;
   return {
-    baseUrl: `http://127.0.0.1:${port}/v3`,
-    port,
+    baseUrl: `http://127.0.0.1:${actual}/v3`,
+    port: actual,
     seen,
     on: (k, ...replies) => routes.set(k, replies),
     close: () =>

@@ -6,9 +6,9 @@
 import fc from 'fast-check';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ANSWER_RULES, CfsClient, CfsError, cfsSchemas, partitionRecords } from '@cfs-batcher/shared';
+import { CfsClient, CfsError, cfsSchemas, partitionRecords } from '@cfs-batcher/shared';
 
-const componentSchema = cfsSchemas().component;
+const componentSchema = cfsSchemas.component;
 import { DEFAULT_OPTIONS, OPTION_NAMES, parseOptions } from '../../batcher/src/rules/options';
 import { toBatchComponent, type BatchComponent } from '../../batcher/src/rules/component';
 import { BatchBook } from '../../batcher/src/rules/batch-book';
@@ -63,7 +63,7 @@ describe('CFS record validation (property)', () => {
   it('partitions any page into valid and explained-invalid records, losing none', () => {
     fc.assert(
       fc.property(fc.array(record, { maxLength: 20 }), (items) => {
-        const { valid, invalid } = partitionRecords(items, ANSWER_RULES.component, 'id');
+        const { valid, invalid } = partitionRecords(items, cfsSchemas.component, 'id');
         expect(valid.length + invalid.length).toBe(items.length);
         expect(new Set(invalid.map((i) => i.index)).size).toBe(invalid.length);
         for (const bad of invalid) {
@@ -82,7 +82,7 @@ describe('CFS record validation (property)', () => {
   it('never throws validating arbitrary session records', () => {
     fc.assert(
       fc.property(fc.array(fc.anything(), { maxLength: 10 }), (items) => {
-        const { valid, invalid } = partitionRecords(items, ANSWER_RULES.session, 'name');
+        const { valid, invalid } = partitionRecords(items, cfsSchemas.session, 'name');
         expect(valid.length + invalid.length).toBe(items.length);
       }),
       { numRuns: 200 },
@@ -153,7 +153,7 @@ describe('CfsClient against arbitrary answers (property)', () => {
         reply = { status: 200, body };
         const parsedOk = (() => {
           try {
-            return cfsSchemas().session.safeParse(JSON.parse(body)).success;
+            return cfsSchemas.session.safeParse(JSON.parse(body)).success;
           } catch {
             return false;
           }

@@ -9,6 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { CREATE_FAILURE_REASONS, createMetrics } from '@cfs-batcher/batcher';
+import { isServiceLink } from '@cfs-batcher/shared';
 import { REASONS, SidecarMetrics } from '@cfs-batcher/sidecar-health';
 import { envNamesReadBy, find, KUBECTL, render, type K8sObject } from '../deploy/manifest-helpers';
 import { freePort } from '../helpers/ports';
@@ -128,8 +129,10 @@ describe('names in the docs exist', () => {
       'scripts/src',
       'test',
     );
-    // Read by Node, glibc (MALLOC_ARENA_MAX) or the OpenTelemetry SDK, not by our code.
-    const runtime = (n: string) => n.startsWith('OTEL_') || n === 'NODE_OPTIONS' || n === 'MALLOC_ARENA_MAX';
+    // Read by Node, glibc (MALLOC_ARENA_MAX) or the OpenTelemetry SDK, not by our code; or set by Kubernetes (service
+    // links, which the programs must never refuse: the docs name them to say so).
+    const runtime = (n: string) =>
+      n.startsWith('OTEL_') || n === 'NODE_OPTIONS' || n === 'MALLOC_ARENA_MAX' || isServiceLink(n, undefined);
     // Upper-case names the docs cite that are code constants (exported by shared), not environment variables.
     const constants = new Set(
       [

@@ -231,8 +231,9 @@ describe('batcher traces', () => {
   beforeAll(async () => {
     receiver = await startReceiver();
     cfs = await startCfs();
-    // the first options read fails like a deleted resource: it must show up as an error span with URL and status
-    cfs.sim.faults.add({ match: 'GET /v3/options', action: { type: 'status', status: 404 }, scope: { times: 1 } });
+    // the first options reads fail like a deleted resource: they must show up as error spans with URL and status,
+    // the start-up probe's (batcher.cfs_url_check) and the loop's (batcher.options), whichever comes first
+    cfs.sim.faults.add({ match: 'GET /v3/options', action: { type: 'status', status: 404 }, scope: { times: 2 } });
     const metricsPort = await freePort();
     batcher = spawnNode({
       name: 'batcher',
@@ -345,7 +346,10 @@ describe('batcher traces', () => {
 
   test('the CFS 404 is an error client span with URL and status, under an error phase span', () => {
     const failed = receiver.spans.find(
-      (s) => s.kind === SPAN_KIND_CLIENT && s.attrs['http.response.status_code'] === 404,
+      (s) =>
+        s.kind === SPAN_KIND_CLIENT &&
+        s.attrs['http.response.status_code'] === 404 &&
+        byId(s.parent)?.name === 'batcher.options',
     );
     expect(failed).toBeDefined();
     expect(failed!.statusCode).toBe(STATUS_ERROR);
@@ -354,6 +358,15 @@ describe('batcher traces', () => {
     expect(phase?.name).toBe('batcher.options');
     expect(phase?.statusCode).toBe(STATUS_ERROR);
     expect(phase?.events).toContain('exception');
+  });
+
+  test('the CFS_API_URL probe at start is a root span holding its one GET /v3/options', () => {
+    const checks = named('batcher.cfs_url_check');
+    expect(checks).toHaveLength(1);
+    expect(checks[0]!.parent).toBe('');
+    const gets = receiver.spans.filter((s) => s.kind === SPAN_KIND_CLIENT && s.parent === checks[0]!.spanId);
+    expect(gets.map((s) => s.attrs['http.response.status_code'])).toEqual([404]);
+    expect(String(gets[0]!.attrs['url.full'])).toMatch(/\/v3\/options$/);
   });
 
   test('the /metrics scrape is not traced', () => {

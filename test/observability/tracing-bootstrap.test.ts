@@ -201,7 +201,9 @@ describe('what is logged', () => {
     // the span is exported at once (OTEL_BSP_SCHEDULE_DELAY), the child stops once the failure is logged
     const waitForFailure = `
       const t = shared.startTracing({ serviceName: 'cfs-batcher' });
-      shared.addLogSink((line) => { if (line.includes('Trace export failed')) t.shutdown().then(() => process.exit(0)); });
+      // the exporter's retry timers do not hold the process: this one does, until the failure is logged (bounded)
+      setTimeout(() => shared.exitAfterLogs(3), 40000);
+      shared.addLogSink((line) => { if (line.includes('Trace export failed')) t.shutdown().then(() => shared.exitAfterLogs(0)); });
       require('@opentelemetry/api').trace.getTracer('probe').startSpan('probe.span').end();
     `;
     const { logs } = await runNode(waitForFailure, { OTEL_EXPORTER_OTLP_ENDPOINT: url, OTEL_BSP_SCHEDULE_DELAY: '10' });

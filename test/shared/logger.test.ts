@@ -260,6 +260,50 @@ describe('sinks, silence and stdout', () => {
   });
 });
 
+describe('the winston pipeline', () => {
+  it('after a stdout write that threw, the next line still reaches stdout (the transport is not left waiting)', () => {
+    setLogSilent(false);
+    const write = jest.spyOn(process.stdout, 'write').mockImplementationOnce(() => {
+      throw new Error('ENOSPC');
+    });
+    write.mockImplementation(() => true);
+    log.info('Lost');
+    log.info('Next');
+    log.info('And the next');
+    expect(write).toHaveBeenCalledTimes(3);
+    expect(String(write.mock.calls[2]![0])).toContain('"message":"And the next"');
+    expect(parsed().map((l) => l.message)).toEqual(['Lost', 'Next', 'And the next']);
+  });
+
+  it('a line below the level is not built: its meta is never read', () => {
+    let reads = 0;
+    const meta = {
+      get costly(): number {
+        reads += 1;
+        return 1;
+      },
+    };
+    log.debug('Filtered', meta);
+    expect(reads).toBe(0);
+    expect(lines).toHaveLength(0);
+    setLogLevel('DEBUG');
+    log.debug('Kept', meta);
+    expect(reads).toBe(1);
+    expect(last()).toMatchObject({ message: 'Kept', costly: 1 });
+  });
+
+  it('a sink removed and another added later gets only its own lines', () => {
+    stop();
+    log.info('Nobody');
+    const seen: string[] = [];
+    const stopSeen = addLogSink((_line, record) => seen.push(record.message as string));
+    log.info('Somebody');
+    stopSeen();
+    expect(seen).toEqual(['Somebody']);
+    expect(lines).toHaveLength(0);
+  });
+});
+
 describe('trace context', () => {
   const provider = new BasicTracerProvider();
   const manager = new AsyncLocalStorageContextManager();

@@ -1,6 +1,7 @@
 /**
  * Process level: the built sidecar and simulator end a bad start with one ERROR line and a known exit code
- * (configuration error: 2 and `Configuration error: VAR=...`; port in use: 1 and EADDRINUSE with the port).
+ * (configuration error: 2 and `Configuration error: VAR=...`; port in use: 1 and EADDRINUSE with the port and the
+ * setting that chose it).
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
@@ -101,7 +102,7 @@ const sidecarEnv = (extra: Record<string, string>): Record<string, string> => ({
       const r = await runToExit(SIDECAR, [], sidecarEnv({ HEALTH_PORT: String(busy.port) }));
       expect(r.code).toBe(1);
       expect(r.errors).toEqual([
-        `Cannot listen on 127.0.0.1:${busy.port}: EADDRINUSE, port ${busy.port} is already in use`,
+        `Cannot listen on 127.0.0.1:${busy.port}: EADDRINUSE, port ${busy.port} is already in use; set HEALTH_PORT to a free port`,
       ]);
     } finally {
       await busy.close();
@@ -120,7 +121,7 @@ const sidecarEnv = (extra: Record<string, string>): Record<string, string> => ({
       const r = await runToExit(SIM, ['--port', String(busy.port), '--generate', '3'], {});
       expect(r.code).toBe(1);
       expect(r.errors).toEqual([
-        `Cannot listen on 127.0.0.1:${busy.port}: EADDRINUSE, port ${busy.port} is already in use`,
+        `Cannot listen on 127.0.0.1:${busy.port}: EADDRINUSE, port ${busy.port} is already in use; set --port to a free port`,
       ]);
     } finally {
       await busy.close();

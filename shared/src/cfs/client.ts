@@ -4,12 +4,13 @@
  */
 import { CFS_CLIENT_DEFAULTS } from '../contract';
 import { envHttpUrl, envInt, envReadableFile } from '../env';
+import { safeParseAnswer } from './derived-check';
 import { CfsError } from './errors';
+import type { z } from 'zod';
 import {
-  ANSWER_RULES,
+  cfsSchemas,
   describeIssues,
   partitionRecords,
-  type AnswerRule,
   type CfsComponent,
   type CfsConfiguration,
   type CfsSession,
@@ -22,6 +23,21 @@ export const DEFAULT_CFS_API_URL = CFS_CLIENT_DEFAULTS.baseUrl;
 export const MAX_IDS_QUERY_CHARS = 4000;
 /** A list that pages more than this is not converging (a server bug); stop rather than loop forever. */
 const MAX_PAGES = 100_000;
+
+/**
+ * The path templates under the base URL. A call's `route` (metrics label, log field, error) is the base URL's own
+ * path plus its template, i.e. what was really requested: `/v3/sessions` with the default base,
+ * `/apis/cfs/v3/sessions` through the API gateway, `/apis/cfs/sessions` for a base that lacks `/v3`.
+ */
+const TEMPLATES = Object.freeze({
+  components: '/components',
+  component: '/components/{component_id}',
+  sessions: '/sessions',
+  session: '/sessions/{session_name}',
+  options: '/options',
+  configuration: '/configurations/{configuration_id}',
+});
+type Template = keyof typeof TEMPLATES;
 
 export interface CfsClientOptions {
   baseUrl: string;
@@ -149,9 +165,12 @@ export function nextToParams(next: Record<string, unknown>): Record<string, stri
 export class CfsClient {
   private readonly transport: Transport;
   readonly baseUrl: string;
+  /** The base URL's path, without a trailing slash ('' for a base at the server's root). */
+  private readonly basePath: string;
 
   constructor(opts: CfsClientOptions) {
     this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
+    this.basePath = new URL(this.baseUrl).pathname.replace(/\/+$/, '');
     this.transport = new Transport({
       baseUrl: this.baseUrl,
       connectTimeoutMs: opts.connectTimeoutMs ?? CFS_CLIENT_DEFAULTS.connectTimeoutMs,
@@ -162,6 +181,11 @@ export class CfsClient {
       maxResponseBytes: opts.maxResponseBytes ?? CFS_CLIENT_DEFAULTS.maxResponseBytes,
       onRequest: opts.onRequest,
     });
+  }
+
+  /** The route label of a template: the path requested, parameters left as placeholders. */
+  route(template: Template): string {
+    return `${this.basePath}${TEMPLATES[template]}`;
   }
 
   private invalid(route: string, method: string, path: string, problem: string, body: unknown): CfsError {
@@ -176,9 +200,8 @@ export class CfsClient {
     );
   }
 
-  private parse<T>(rule: AnswerRule<T>, body: unknown, route: string, method: string, path: string): T {
-    if (rule.fast(body)) return body as T;
-    const parsed = rule.schema().safeParse(body);
+  private parse<T>(schema: z.ZodType<T>, body: unknown, route: string, method: string, path: string): T {
+    const parsed = safeParseAnswer(schema, body);
     if (!parsed.success) throw this.invalid(route, method, path, describeIssues(parsed.error), body);
     return parsed.data;
   }
@@ -188,9 +211,9 @@ export class CfsClient {
     path: string,
     route: string,
     firstParams: Record<string, string>,
-    envelope: AnswerRule<Record<string, unknown>>,
+    envelope: z.ZodType<Record<string, unknown>>,
     key: 'components' | 'sessions',
-    record: AnswerRule<T>,
+    record: z.ZodType<T>,
     idKey: string,
     o: CallOptions,
   ): AsyncGenerator<{ valid: T[]; invalid: InvalidRecord[] }> {
@@ -232,12 +255,12 @@ export class CfsClient {
     for (const ids of idChunks) {
       const params = ids === undefined ? base : { ...base, ids };
       for await (const p of this.pages(
-        '/components',
-        '/v3/components',
+        TEMPLATES.components,
+        this.route('components'),
         params,
-        ANSWER_RULES.componentPage,
+        cfsSchemas.componentPage,
         'components',
-        ANSWER_RULES.component,
+        cfsSchemas.component,
         'id',
         o,
       )) {
@@ -267,11 +290,11 @@ export class CfsClient {
     const body = await this.transport.call({
       method: 'GET',
       path,
-      route: '/v3/components/{component_id}',
+      route: this.route('component'),
       params,
       signal: o.signal,
     });
-    return this.parse(ANSWER_RULES.component, body, '/v3/components/{component_id}', 'GET', path);
+    return this.parse(cfsSchemas.component, body, this.route('component'), 'GET', path);
   }
 
   async patchComponent(id: string, patch: ComponentPatch, o: CallOptions = {}): Promise<CfsComponent> {
@@ -279,11 +302,11 @@ export class CfsClient {
     const body = await this.transport.call({
       method: 'PATCH',
       path,
-      route: '/v3/components/{component_id}',
+      route: this.route('component'),
       body: patch,
       signal: o.signal,
     });
-    return this.parse(ANSWER_RULES.component, body, '/v3/components/{component_id}', 'PATCH', path);
+    return this.parse(cfsSchemas.component, body, this.route('component'), 'PATCH', path);
   }
 
   async *listSessions(filter: SessionFilter, o: ListOptions = {}): AsyncGenerator<SessionPage> {
@@ -296,12 +319,12 @@ export class CfsClient {
     const limit = filter.limit ?? o.pageSize;
     if (limit !== undefined) params.limit = String(limit);
     for await (const p of this.pages(
-      '/sessions',
-      '/v3/sessions',
+      TEMPLATES.sessions,
+      this.route('sessions'),
       params,
-      ANSWER_RULES.sessionPage,
+      cfsSchemas.sessionPage,
       'sessions',
-      ANSWER_RULES.session,
+      cfsSchemas.session,
       'name',
       o,
     )) {
@@ -324,42 +347,47 @@ export class CfsClient {
     const body = await this.transport.call({
       method: 'GET',
       path,
-      route: '/v3/sessions/{session_name}',
+      route: this.route('session'),
       signal: o.signal,
     });
-    return this.parse(ANSWER_RULES.session, body, '/v3/sessions/{session_name}', 'GET', path);
+    return this.parse(cfsSchemas.session, body, this.route('session'), 'GET', path);
   }
 
   async createSession(create: SessionCreate, o: CallOptions = {}): Promise<CfsSession> {
     const body = await this.transport.call({
       method: 'POST',
-      path: '/sessions',
-      route: '/v3/sessions',
+      path: TEMPLATES.sessions,
+      route: this.route('sessions'),
       body: create,
       signal: o.signal,
     });
-    return this.parse(ANSWER_RULES.session, body, '/v3/sessions', 'POST', '/sessions');
+    return this.parse(cfsSchemas.session, body, this.route('sessions'), 'POST', TEMPLATES.sessions);
   }
 
   async deleteSession(name: string, o: CallOptions = {}): Promise<void> {
     const path = `/sessions/${encodeURIComponent(name)}`;
-    await this.transport.call({ method: 'DELETE', path, route: '/v3/sessions/{session_name}', signal: o.signal });
+    await this.transport.call({ method: 'DELETE', path, route: this.route('session'), signal: o.signal });
   }
 
   async getOptions(o: CallOptions = {}): Promise<Record<string, unknown>> {
-    const body = await this.transport.call({ method: 'GET', path: '/options', route: '/v3/options', signal: o.signal });
-    return this.parse(ANSWER_RULES.options, body, '/v3/options', 'GET', '/options');
+    const body = await this.transport.call({
+      method: 'GET',
+      path: TEMPLATES.options,
+      route: this.route('options'),
+      signal: o.signal,
+    });
+    return this.parse(cfsSchemas.options, body, this.route('options'), 'GET', TEMPLATES.options);
   }
 
   async patchOptions(patch: Record<string, unknown>, o: CallOptions = {}): Promise<Record<string, unknown>> {
     const body = await this.transport.call({
       method: 'PATCH',
-      path: '/options',
-      route: '/v3/options',
+      path: TEMPLATES.options,
+      route: this.route('options'),
       body: patch,
       signal: o.signal,
     });
-    return this.parse(ANSWER_RULES.options, body, '/v3/options', 'PATCH', '/options');
+    return this.parse(cfsSchemas.options, body, this.route('options'), 'PATCH', TEMPLATES.options);
   }
 
   async getConfiguration(name: string, o: CallOptions = {}): Promise<CfsConfiguration> {
@@ -367,9 +395,9 @@ export class CfsClient {
     const body = await this.transport.call({
       method: 'GET',
       path,
-      route: '/v3/configurations/{configuration_id}',
+      route: this.route('configuration'),
       signal: o.signal,
     });
-    return this.parse(ANSWER_RULES.configuration, body, '/v3/configurations/{configuration_id}', 'GET', path);
+    return this.parse(cfsSchemas.configuration, body, this.route('configuration'), 'GET', path);
   }
 }

@@ -1,5 +1,5 @@
 export * from './errors';
 export * from './schemas';
+export * from './derived-check';
 export * from './client';
 export type { RequestInfo } from './transport';
-export * from './fast-checks';

@@ -5,138 +5,113 @@
  * Records are loose (unknown keys kept) because the real server returns fields the spec does not list, and strict on
  * the types of the fields this project reads: a record whose `error_count` is a string is rejected, not guessed.
  * Envelopes are strict: a 200 without a `components` or `sessions` array is an invalid response, never a TypeError.
+ * These schemas are the only definition of each shape: every answer goes through them (with the fast check derived
+ * from each, derived-check.ts), and the types are theirs.
  */
-import type { z } from 'zod';
+import { z } from 'zod';
 import { formatZodIssues } from '../contract';
-import { lazy, loadZod, type Infer, type ZodModule } from '../lazy-zod';
-import {
-  isComponentPage,
-  isPlainComponent,
-  isPlainOptions,
-  isPlainSession,
-  isSessionPage,
-  neverFast,
-  type FastCheck,
-} from './fast-checks';
+import { safeParseAnswer } from './derived-check';
 
-/** Every schema, built with zod on first use (see lazy-zod.ts). */
-function buildCfsSchemas({ z }: ZodModule) {
-  const stringMap = z.record(z.string(), z.string());
+const stringMap = z.record(z.string(), z.string());
 
-  const stateLayerSchema = z.looseObject({
-    clone_url: z.string(),
-    playbook: z.string(),
-    commit: z.string(),
-    status: z.string(),
-    session_name: z.string().optional(),
-    last_updated: z.string().optional(),
-  });
+const stateLayerSchema = z.looseObject({
+  clone_url: z.string(),
+  playbook: z.string(),
+  commit: z.string(),
+  status: z.string(),
+  session_name: z.string().optional(),
+  last_updated: z.string().optional(),
+});
 
-  /** A configuration layer as the server copies it into `desired_state`, plus its computed status. */
-  const desiredLayerSchema = z.looseObject({
-    name: z.string().optional(),
-    clone_url: z.string().optional(),
-    source: z.string().optional(),
-    commit: z.string().optional(),
-    branch: z.string().optional(),
-    playbook: z.string().optional(),
-    status: z.string().optional(),
-  });
+/** A configuration layer as the server copies it into `desired_state`, plus its computed status. */
+const desiredLayerSchema = z.looseObject({
+  name: z.string().optional(),
+  clone_url: z.string().optional(),
+  source: z.string().optional(),
+  commit: z.string().optional(),
+  branch: z.string().optional(),
+  playbook: z.string().optional(),
+  status: z.string().optional(),
+});
 
-  const componentSchema = z.looseObject({
-    id: z.string().min(1),
-    desired_config: z.string().optional(),
-    enabled: z.boolean().optional(),
-    error_count: z.number().int().optional(),
-    retry_policy: z.number().int().optional(),
-    tags: stringMap.optional(),
-    state: z.array(stateLayerSchema).optional(),
-    desired_state: z.array(desiredLayerSchema).optional(),
-    configuration_status: z.string().optional(),
-    logs: z.string().optional(),
-  });
+const componentSchema = z.looseObject({
+  id: z.string().min(1),
+  desired_config: z.string().optional(),
+  enabled: z.boolean().optional(),
+  error_count: z.number().int().optional(),
+  retry_policy: z.number().int().optional(),
+  tags: stringMap.optional(),
+  state: z.array(stateLayerSchema).optional(),
+  desired_state: z.array(desiredLayerSchema).optional(),
+  configuration_status: z.string().optional(),
+  logs: z.string().optional(),
+});
 
-  const sessionSchema = z.looseObject({
-    name: z.string().min(1),
-    configuration: z.looseObject({ name: z.string().optional(), limit: z.string().nullable().optional() }).optional(),
-    ansible: z
-      .looseObject({
-        config: z.string().nullable().optional(),
-        limit: z.string().nullable().optional(),
-        verbosity: z.number().nullable().optional(),
-        passthrough: z.string().nullable().optional(),
-      })
-      .optional(),
-    target: z.looseObject({ definition: z.string().optional(), groups: z.unknown().optional() }).optional(),
-    status: z
-      .looseObject({
-        artifacts: z.array(z.unknown()).nullable().optional(),
-        session: z
-          .looseObject({
-            job: z.string().nullable().optional(),
-            start_time: z.string().nullable().optional(),
-            completion_time: z.string().nullable().optional(),
-            status: z.string().optional(),
-            succeeded: z.string().optional(),
-          })
-          .optional(),
-      })
-      .optional(),
-    // Fields the batcher never reads are not allowed to hide a session from it (an unreadable in-flight session
-    // would leave its members unprotected after a restart): accept any value there.
-    tags: z.record(z.string(), z.unknown()).nullable().optional(),
-    debug_on_failure: z.unknown().optional(),
-    logs: z.unknown().optional(),
-  });
+const sessionSchema = z.looseObject({
+  name: z.string().min(1),
+  configuration: z.looseObject({ name: z.string().optional(), limit: z.string().nullable().optional() }).optional(),
+  ansible: z
+    .looseObject({
+      config: z.string().nullable().optional(),
+      limit: z.string().nullable().optional(),
+      verbosity: z.number().nullable().optional(),
+      passthrough: z.string().nullable().optional(),
+    })
+    .optional(),
+  target: z.looseObject({ definition: z.string().optional(), groups: z.unknown().optional() }).optional(),
+  status: z
+    .looseObject({
+      artifacts: z.array(z.unknown()).nullable().optional(),
+      session: z
+        .looseObject({
+          job: z.string().nullable().optional(),
+          start_time: z.string().nullable().optional(),
+          completion_time: z.string().nullable().optional(),
+          status: z.string().optional(),
+          succeeded: z.string().optional(),
+        })
+        .optional(),
+    })
+    .optional(),
+  // Fields the batcher never reads are not allowed to hide a session from it (an unreadable in-flight session
+  // would leave its members unprotected after a restart): accept any value there.
+  tags: z.record(z.string(), z.unknown()).nullable().optional(),
+  debug_on_failure: z.unknown().optional(),
+  logs: z.unknown().optional(),
+});
 
-  const configurationSchema = z.looseObject({
-    name: z.string(),
-    layers: z.array(desiredLayerSchema).optional(),
-    last_updated: z.string().optional(),
-  });
+const configurationSchema = z.looseObject({
+  name: z.string(),
+  layers: z.array(desiredLayerSchema).optional(),
+  last_updated: z.string().optional(),
+});
 
-  /** `next`: the server's full parameter set with after_id moved on; null on the last page. */
-  const nextSchema = z.record(z.string(), z.unknown()).nullable().optional();
+/** `next`: the server's full parameter set with after_id moved on; null on the last page. */
+const nextSchema = z.record(z.string(), z.unknown()).nullable().optional();
 
-  const componentPageSchema = z.looseObject({ components: z.array(z.unknown()), next: nextSchema });
-  const sessionPageSchema = z.looseObject({ sessions: z.array(z.unknown()), next: nextSchema });
-  const optionsSchema = z.record(z.string(), z.unknown());
-  return {
-    stateLayer: stateLayerSchema,
-    desiredLayer: desiredLayerSchema,
-    component: componentSchema,
-    session: sessionSchema,
-    configuration: configurationSchema,
-    next: nextSchema,
-    componentPage: componentPageSchema,
-    sessionPage: sessionPageSchema,
-    options: optionsSchema,
-  };
-}
+/** A list page's envelope; each record of the array is judged on its own (partitionRecords). */
+const componentPageSchema = z.looseObject({ components: z.array(z.unknown()), next: nextSchema });
+const sessionPageSchema = z.looseObject({ sessions: z.array(z.unknown()), next: nextSchema });
+/** The options answer: any JSON object (what each option must hold is rules/options.ts's business). */
+const optionsSchema = z.record(z.string(), z.unknown());
 
-export const cfsSchemas = lazy(() => buildCfsSchemas(loadZod()));
-type Schemas = ReturnType<typeof buildCfsSchemas>;
+export const cfsSchemas = {
+  stateLayer: stateLayerSchema,
+  desiredLayer: desiredLayerSchema,
+  component: componentSchema,
+  session: sessionSchema,
+  configuration: configurationSchema,
+  next: nextSchema,
+  componentPage: componentPageSchema,
+  sessionPage: sessionPageSchema,
+  options: optionsSchema,
+} as const;
 
-/** How one kind of answer is judged: `fast` takes the usual well-formed answer as is, zod judges the rest. */
-export interface AnswerRule<T> {
-  fast: FastCheck;
-  schema: () => z.ZodType<T>;
-}
-
-export const ANSWER_RULES = {
-  component: { fast: isPlainComponent, schema: () => cfsSchemas().component },
-  session: { fast: isPlainSession, schema: () => cfsSchemas().session },
-  componentPage: { fast: isComponentPage, schema: () => cfsSchemas().componentPage },
-  sessionPage: { fast: isSessionPage, schema: () => cfsSchemas().sessionPage },
-  options: { fast: isPlainOptions, schema: () => cfsSchemas().options },
-  configuration: { fast: neverFast, schema: () => cfsSchemas().configuration },
-} satisfies Record<string, AnswerRule<unknown>>;
-
-export type StateLayer = Infer<Schemas['stateLayer']>;
-export type DesiredLayer = Infer<Schemas['desiredLayer']>;
-export type CfsComponent = Infer<Schemas['component']>;
-export type CfsSession = Infer<Schemas['session']>;
-export type CfsConfiguration = Infer<Schemas['configuration']>;
+export type StateLayer = z.infer<typeof stateLayerSchema>;
+export type DesiredLayer = z.infer<typeof desiredLayerSchema>;
+export type CfsComponent = z.infer<typeof componentSchema>;
+export type CfsSession = z.infer<typeof sessionSchema>;
+export type CfsConfiguration = z.infer<typeof configurationSchema>;
 
 /** A record the client refused, with what was wrong; callers log and skip it. */
 export interface InvalidRecord {
@@ -150,23 +125,18 @@ export function describeIssues(error: z.ZodError, max = 4): string {
   return formatZodIssues(error, { max });
 }
 
-/**
- * Validates each record of a page on its own, so one bad record never hides the others. A record `fast` accepts is
- * kept as is (see FastCheck); any other goes through the schema.
- */
+/** Validates each record of a page on its own, so one bad record never hides the others. */
 export function partitionRecords<T>(
   items: unknown[],
-  rule: AnswerRule<T>,
+  schema: z.ZodType<T>,
   idKey: string,
 ): { valid: T[]; invalid: InvalidRecord[] } {
   const valid: T[] = [];
   const invalid: InvalidRecord[] = [];
-  items.forEach((item, index) => {
-    if (rule.fast(item)) {
-      valid.push(item as T);
-      return;
-    }
-    const parsed = rule.schema().safeParse(item);
+  // indices, not forEach(): a hole in the array is a record too (undefined), refused with its index
+  for (let index = 0; index < items.length; index++) {
+    const item = items[index];
+    const parsed = safeParseAnswer(schema, item);
     if (parsed.success) {
       valid.push(parsed.data);
     } else {
@@ -177,6 +147,6 @@ export function partitionRecords<T>(
         problem: describeIssues(parsed.error),
       });
     }
-  });
+  }
   return { valid, invalid };
 }
