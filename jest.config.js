@@ -23,11 +23,8 @@ const UNIT = [
   'client/derived-check',
   'deploy/prober',
   'e2e/invariants',
-<<<<<<< HEAD
   'helpers/requires',
-=======
   'shared/env-names',
->>>>>>> main
   'shared/logger',
   'sidecar/heartbeat-ext',
   'sidecar/verdict',
