@@ -55,6 +55,8 @@ export interface BatcherConfig {
   heartbeatPath: string;
   /** 0 disables the /metrics server. */
   metricsPort: number;
+  /** CFS lookups of `GET /explain/{id}` in flight at most (one per request; more requests are answered 503). */
+  explainLookups: number;
   /** Log level until the first `logging_level` option is read from CFS. */
   startingLogLevel: CfsLogLevel;
   cfs: CfsClientOptions;
@@ -105,6 +107,7 @@ export function loadConfig(env: Env): BatcherConfig {
   return {
     heartbeatPath: envString(env, 'HEARTBEAT_PATH', DEFAULT_HEARTBEAT_PATH),
     metricsPort: envInt(env, 'METRICS_PORT', 9088, 0, 65535),
+    explainLookups: envInt(env, 'BATCHER_EXPLAIN_LOOKUPS', 4, 1, 64),
     // Lenient, as the original: an unknown level falls back to INFO (the CFS option takes over at the first cycle).
     startingLogLevel: parseCfsLogLevel(envString(env, 'STARTING_CFS_LOG_LEVEL', 'INFO'), 'INFO'),
     cfs: cfsClientOptionsFromEnv(env),
