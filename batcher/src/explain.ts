@@ -98,7 +98,9 @@ async function main(argv: readonly string[]): Promise<number> {
     answer = await get(`${args.url}/explain/${encodeURIComponent(args.id)}`);
   } catch (err) {
     const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-    process.stderr.write(`explain: cannot reach the batcher at ${args.url}: ${why} (its METRICS_PORT serves /explain)\n`);
+    process.stderr.write(
+      `explain: cannot reach the batcher at ${args.url}: ${why} (its METRICS_PORT serves /explain)\n`,
+    );
     return 3;
   }
   let body: Record<string, unknown>;

@@ -154,4 +154,3 @@ export function notBatchedRecord(
     { why: 'invalid_record', problem },
   );
 }
-

@@ -14,7 +14,7 @@ import {
   type Explanation,
   type Hold,
 } from './explain-answer';
-import { clockAt, duration, isoAt, layersText, plural, whenAt } from './explain-text';
+import { clockAt, isoAt, layersText, plural, whenAt } from './explain-text';
 
 function batchDetails(b: Batch, s: ExplainSource, c: ExplainClock): Record<string, unknown> {
   return {
@@ -29,7 +29,6 @@ function batchDetails(b: Batch, s: ExplainSource, c: ExplainClock): Record<strin
 
 const batchName = (b: Batch): string => `${b.configName} ${layersText(b.configLimit)}`;
 
-
 export function queued(s: ExplainSource, id: string, b: Batch, c: ExplainClock): Explanation {
   const windowEnd = b.windowStart + s.options.batch_window * 1000;
   const full = b.members.size >= s.options.batch_size;
@@ -37,7 +36,8 @@ export function queued(s: ExplainSource, id: string, b: Batch, c: ExplainClock):
   const batch = batchDetails(b, s, c);
   if (!full && c.now <= windowEnd) {
     // The window ends first unless a hold outlasts it.
-    if (global !== null && (global.until === null || global.until > windowEnd)) return heldAnswer(id, global, c, { batch });
+    if (global !== null && (global.until === null || global.until > windowEnd))
+      return heldAnswer(id, global, c, { batch });
     const count = `${b.members.size} of ${s.options.batch_size}`;
     return answer(
       id,
@@ -147,7 +147,7 @@ export function inSession(s: ExplainSource, id: string, b: Batch, c: ExplainCloc
   let tail = 'the batcher records the result when it ends';
   if (b.sessionStatus === 'pending') {
     const limit = s.options.batcher_pending_timeout;
-    tail = `the batcher deletes it if it is still pending at ${whenAt(created + limit * 1000, c.now, c.offset)} (batcher_pending_timeout ${duration(limit * 1000)})`;
+    tail = `the batcher deletes it if it is still pending at ${whenAt(created + limit * 1000, c.now, c.offset)} (batcher_pending_timeout ${limit} s)`;
   }
   return answer(
     id,

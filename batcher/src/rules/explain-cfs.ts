@@ -75,7 +75,13 @@ export function explainFromCfs(s: ExplainSource, id: string, raw: CfsComponent, 
       `Not batched: CFS stopped retrying it after ${errorCount} failed attempts (error_count ${errorCount} reached the retry limit ${policy.retries} from ${policy.from === 'component' ? "the component's retry_policy" : 'the default_batcher_retry_policy option'}), so it is not pending; find the failure in the last session's logs, then reset error_count to 0.`,
       'cfs',
       c,
-      { why: 'retry_limit', error_count: errorCount, retry_policy: policy.retries, retry_policy_from: policy.from, cfs },
+      {
+        why: 'retry_limit',
+        error_count: errorCount,
+        retry_policy: policy.retries,
+        retry_policy_from: policy.from,
+        cfs,
+      },
     );
   if (status !== 'pending') {
     const last = lastBatcherSession(raw);

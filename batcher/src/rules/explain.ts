@@ -23,4 +23,3 @@ export function explainFromMemory(s: ExplainSource, id: string, c: ExplainClock)
   if (rejected !== undefined) return notBatchedRecord(id, rejected, 'batcher', c);
   return null;
 }
-
