@@ -6,11 +6,11 @@
  */
 import request from 'supertest';
 import type { Express } from 'express';
-import { CfsClient } from '@cfs-batcher/shared';
 import {
   componentLookup,
   createBatcherApp,
   createExplainer,
+  explainLookupClient,
   type Batcher,
   type Explainer,
   type ExplainState,
@@ -30,7 +30,11 @@ export function explainApp(
   maxLookups = 4,
   batcher: Batcher = h.batcher,
 ): { app: Express; explainer: Explainer } {
-  const lookups = new CfsClient({ baseUrl: h.url, retryBudgetMs: 0, requestTimeoutMs: 5000, connectTimeoutMs: 1000 });
+  // The production lookup client over the harness's CFS settings (its retry budget included: the client drops it).
+  const lookups = explainLookupClient(
+    { baseUrl: h.url, retryBudgetMs: 30_000, requestTimeoutMs: 5000, connectTimeoutMs: 1000 },
+    batcher.metrics,
+  );
   const explainer = createExplainer({
     state: batcher.state,
     clock: h.clock,

@@ -121,9 +121,15 @@ export function holdSentence(h: Hold, c: ExplainClock): string {
   return `Held: ${h.text}${end}.`;
 }
 
-export function heldAnswer(id: string, h: Hold, c: ExplainClock, extra: Record<string, unknown> = {}): Explanation {
+export function heldAnswer(
+  id: string,
+  h: Hold,
+  c: ExplainClock,
+  extra: Record<string, unknown> = {},
+  source: Explanation['source'] = 'batcher',
+): Explanation {
   const { text: _text, until, ...rest } = h;
-  return answer(id, 'held', holdSentence(h, c), 'batcher', c, {
+  return answer(id, 'held', holdSentence(h, c), source, c, {
     hold: { ...rest, next_attempt_at: until === null ? null : isoAt(until, c.offset) },
     ...extra,
   });

@@ -96,7 +96,7 @@ export function explainFromCfs(s: ExplainSource, id: string, raw: CfsComponent, 
     );
   }
   const hold = globalHold(s, c);
-  if (hold?.why === 'batcher_disable') return heldAnswer(id, hold, c, { cfs });
+  if (hold?.why === 'batcher_disable') return heldAnswer(id, hold, c, { cfs }, 'cfs');
   const bad = idProblem(id);
   if (bad !== null) return notBatchedRecord(id, bad, 'cfs', c);
   const r = toBatchComponent(raw, true);
