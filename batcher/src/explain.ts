@@ -111,7 +111,10 @@ async function main(argv: readonly string[]): Promise<number> {
     return 3;
   }
   if (args.json) process.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
-  else process.stdout.write(`${String(body.reason ?? body.error ?? '')}\n${detailLines(body).join('\n')}\n`);
+  else {
+    const line = typeof body.reason === 'string' ? body.reason : `${answer.status} without a reason`;
+    process.stdout.write(`${line}\n${detailLines(body).join('\n')}\n`);
+  }
   return exitCodeOf(answer.status, body);
 }
 

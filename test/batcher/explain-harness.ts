@@ -46,7 +46,7 @@ export function explainApp(
 
 export async function ask(app: Express, id: string): Promise<Answer> {
   const r = await request(app).get(`/explain/${encodeURIComponent(id)}`);
-  return { status: r.status, body: r.body as Answer['body'], headers: r.headers as Record<string, string> };
+  return { status: r.status, body: r.body as Answer['body'], headers: r.headers };
 }
 
 /** `hold.why` of a held answer, `why` of a not_batched one. */

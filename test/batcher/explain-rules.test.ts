@@ -27,7 +27,7 @@ function raw(id: string, over: Partial<CfsComponent> = {}): CfsComponent {
     state: [],
     tags: {},
     ...over,
-  } as CfsComponent;
+  };
 }
 
 function filed(s: BatcherState, id: string, now = T0): void {

@@ -160,8 +160,7 @@ describe.each(images)('$file', ({ file, entry, workspace, mustNotShip }) => {
     expect(closure.has('@cfs-batcher/shared')).toBe(true);
     for (const name of ['@opentelemetry/sdk-node', 'axios', 'winston']) expect(closure.has(name)).toBe(true);
     expect(closure.has('express')).toBe(true); // both serve HTTP with it (the batcher: /metrics, /explain/{id})
-    for (const name of [...mustNotShip, 'node', 'jest', 'typescript'])
-      expect(closure.has(name)).toBe(false);
+    for (const name of [...mustNotShip, 'node', 'jest', 'typescript']) expect(closure.has(name)).toBe(false);
   });
 
   it('copies the package.json of every workspace before npm ci', () => {
