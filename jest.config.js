@@ -17,6 +17,7 @@ const path = require('node:path');
 const UNIT = [
   'batcher/batch-book',
   'batcher/config',
+  'batcher/explain-rules',
   'batcher/intern',
   'batcher/pacing-rules',
   'batcher/rules',
