@@ -1,5 +1,6 @@
 export * from './config';
 export * from './history';
+export * from './stall-clock';
 export * from './verdict';
 export * from './status';
 export * from './metrics';

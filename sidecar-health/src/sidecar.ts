@@ -106,7 +106,7 @@ export function createSidecar(config: SidecarConfig, deps: SidecarDeps = {}): Si
   async function refresh(): Promise<Evaluation> {
     const [hbRead] = await Promise.all([read(config.heartbeatPath), checkVolume()]);
     const now = clock();
-    const history = tracker.observe(hbRead, cfs, now, t.cfsStaleMs);
+    const history = tracker.observe(hbRead, cfs, now, t);
     const verdict = evaluate({ now, heartbeatRead: hbRead, history, cfs, thresholds: t });
     const startup = evaluateStartup(verdict, history, now, t);
     const next: Evaluation = { now, read: hbRead, history, cfs: { ...cfs }, verdict, startup };

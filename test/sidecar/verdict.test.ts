@@ -52,7 +52,11 @@ describe('startup rule', () => {
     });
     expect(tl.read(ok(bFirst))).toMatchObject({ live: true, reason: 'ok' });
     expect(tl.history.restarts).toBe(1);
-    expect(tl.last.startup.ready).toBe(true);
+    // one heartbeat is no proof of a live loop (it may be a file left behind): the startup gate waits
+    expect(tl.last.startup).toMatchObject({ ready: false });
+    expect(tl.last.startup.message).toMatch(
+      /^instance b \(started 0\.0 s ago\): its heartbeat \(sequence 1\) has not advanced/,
+    );
     tl.advance(50_000);
     expect(tl.read(ok(bFirst))).toMatchObject({ live: true, reason: 'starting' });
     tl.advance(11_000);
@@ -92,33 +96,62 @@ describe('startup rule', () => {
     expect(tl.read(ok(second))).toMatchObject({ live: false, reason: 'heartbeat_stale' });
   });
 
-  it('keeps /startupz red while the file belongs to an old instance, green once the new one writes', () => {
+  it('keeps /startupz red while the file belongs to an old instance, green once the new one is seen advancing', () => {
     const tl = new Timeline();
     // The file left by the previous instance: started 10 minutes ago, last written a moment ago (it crashed).
     const old = heartbeat({ instance_id: 'old', started_at_ms: T0 - 600_000, written_at_ms: T0 - 1000, sequence: 900 });
     tl.read(ok(old));
     expect(tl.last.startup.ready).toBe(false);
-    expect(tl.last.startup.message).toMatch(/started 600 s ago .*waiting for the new instance/);
+    expect(tl.last.startup.message).toMatch(
+      /^instance old \(started 600 s ago\): .*has not advanced.*waiting for a live loop/,
+    );
+    expect(tl.last.startup.message).not.toMatch(/new instance/);
     tl.advance(3000);
-    tl.write({
-      instance_id: 'new',
-      started_at_ms: tl.now.wallMs - 500,
-      sequence: 1,
-      phase: 'starting',
-      phase_started_at_ms: tl.now.wallMs - 500,
-    });
-    expect(tl.last.startup).toMatchObject({ ready: true });
-    // long after, the same instance is no longer "new": a future container restart must wait for its own heartbeat
-    healthyFor(tl, 120_000, 5000, { instance_id: 'new', started_at_ms: T0 + 2500 });
+    const newcomer = { instance_id: 'new', started_at_ms: tl.now.wallMs - 500, phase: 'starting' as const };
+    tl.write({ ...newcomer, sequence: 1, phase_started_at_ms: tl.now.wallMs - 500 });
     expect(tl.last.startup.ready).toBe(false);
-    expect(tl.last.verdict.live).toBe(true);
+    tl.advance(1000);
+    tl.write({ ...newcomer, sequence: 2, phase_started_at_ms: tl.now.wallMs - 1500 });
+    expect(tl.last.startup).toMatchObject({ ready: true });
+    expect(tl.last.startup.message).toMatch(
+      /^instance new \(started 1\.5 s ago\) is alive: heartbeat sequence 2 advanced 0\.0 s ago$/,
+    );
+  });
+
+  it('passes /startupz for a healthy batcher 66 s old that a fresh sidecar finds, as soon as it sees it advance', () => {
+    const tl = new Timeline();
+    const started = { instance_id: 'steady', started_at_ms: T0 - 66_000 };
+    tl.write({ ...started, sequence: 70 });
+    expect(tl.last.startup.ready).toBe(false);
+    tl.advance(1000);
+    tl.write({ ...started, sequence: 71 });
+    expect(tl.last.startup).toMatchObject({ ready: true });
+    expect(tl.last.startup.message).toMatch(/^instance steady \(started 67 s ago\) is alive/);
+    // and it stays green for as long as the loop lives, hours later too
+    healthyFor(tl, 3_600_000, 5000, started);
+    expect(tl.last.startup.ready).toBe(true);
+    expect(tl.last.startup.message).not.toMatch(/waiting for the new instance/);
+  });
+
+  it('closes /startupz a few seconds after the heartbeat stops advancing (the last file of a crashed instance)', () => {
+    const tl = new Timeline();
+    const seq = healthyFor(tl, 20_000, 1000);
+    expect(tl.last.startup.ready).toBe(true);
+    const frozen = heartbeat({ sequence: seq - 1, written_at_ms: tl.now.wallMs });
+    tl.advance(3000);
+    expect(tl.read(ok(frozen)).live).toBe(true);
+    expect(tl.last.startup.ready).toBe(true);
+    tl.advance(1000);
+    expect(tl.read(ok(frozen)).live).toBe(true);
+    expect(tl.last.startup.ready).toBe(false);
+    expect(tl.last.startup.message).toMatch(/its heartbeat last advanced 4\.0 s ago \(the gate wants 3\.0 s\)/);
   });
 
   it('keeps /startupz red for a stale heartbeat of a recently started instance', () => {
     const tl = new Timeline(defaults({ SIDECAR_STARTUP_GRACE_SECONDS: '120' }));
     tl.read(ok(heartbeat({ instance_id: 'x', started_at_ms: T0 - 5000, written_at_ms: T0 - 50_000 })));
     expect(tl.last.startup.ready).toBe(false);
-    expect(tl.last.startup.message).toMatch(/no fresh heartbeat/);
+    expect(tl.last.startup.message).toMatch(/has not advanced/);
   });
 });
 
@@ -381,16 +414,24 @@ describe('progress rule (sidecar checks CFS itself)', () => {
       sessions_created_total: 0,
       last_session_created_ms: null,
     };
-    expect(stalled(tl, 300_000, { counters: zero })).toMatchObject({ live: true, reason: 'ok' });
+    // cycles go on (two collections in a row must see nothing schedulable before the clock stops)
+    let cycle = 10;
+    for (let i = 0; i < 60; i++)
+      expect(stalled(tl, 5000, { cycle: cycle++, counters: zero })).toMatchObject({ live: true, reason: 'ok' });
+    expect(tl.history.stall).toMatchObject({ stallMs: null, stoppedBy: 'nothing_schedulable' });
   });
 
-  it('one failed CFS poll holds the stall clock instead of resetting it', () => {
+  it('one failed CFS poll pauses the stall clock instead of resetting it', () => {
     const tl = new Timeline();
     healthyFor(tl, 70_000);
     stalled(tl, 100_000);
+    const before = tl.history.stall.stallMs!;
+    tl.advance(5000);
     tl.cfsSays({ ok: false });
     tl.write({ sequence: (tl.history.current?.maxSequence ?? 0) + 1 });
+    expect(tl.history.stall).toMatchObject({ stallMs: before + 5000, pausedBy: 'cfs_unknown' });
     expect(stalled(tl, 30_000)).toMatchObject({ live: false, reason: 'no_progress' });
+    expect(tl.history.stall.excusedMs).toBe(5000);
   });
 
   it('the deadline follows batch_window and the check interval, or SIDECAR_PROGRESS_DEADLINE_SECONDS', () => {
@@ -456,7 +497,8 @@ describe('progress rule (sidecar checks CFS itself)', () => {
     healthyFor(tl, 70_000);
     const v = stalled(tl, 400_000, over, cfs);
     expect(v).toMatchObject({ live: true, reason: 'ok' });
-    expect(tl.history.stall.sinceMono).toBeNull();
+    // stopped (no obligation) or paused (CFS trouble): either way it never passes the deadline
+    expect(tl.history.stall.stallMs ?? 0).toBeLessThanOrEqual(5000);
   });
 
   it('a CFS outage (batcher waiting on CFS, sidecar queries failing) never fails liveness', () => {
