@@ -116,6 +116,15 @@ function seenChange(
   return moved || prevMono === null ? [value, nowMono] : [value, prevMono];
 }
 
+/**
+ * Pure: when a stamp first seen in a file is taken to have been "seen", back-dated by its age in the file itself
+ * (written_at_ms minus the stamp: both from the batcher's clock, so no comparison of two clocks): an old attempt read
+ * by a sidecar that just started is not a fresh one.
+ */
+function firstSight(hb: Heartbeat, value: number | null, now: Now): number | null {
+  return value === null ? null : now.monoMs - Math.max(0, hb.written_at_ms - value);
+}
+
 /** Pure: folds one heartbeat read into the instance track. */
 function observeHeartbeat(prev: History, read: HeartbeatReadResult, now: Now): History {
   const next: History = { ...prev, reads: prev.reads + 1 };
@@ -143,11 +152,11 @@ function observeHeartbeat(prev: History, read: HeartbeatReadResult, now: Now): H
       latestWrittenAtMs: hb.written_at_ms,
       rewrittenSeenMono: now.monoMs,
       lastAttemptMs: ext.creating?.last_attempt_ms ?? null,
-      attemptSeenMono: ext.creating?.last_attempt_ms != null ? now.monoMs : null,
+      attemptSeenMono: firstSight(hb, ext.creating?.last_attempt_ms ?? null, now),
       lastCfsAnswerMs: ext.lastCfsAnswerMs,
-      answerSeenMono: ext.lastCfsAnswerMs !== null ? now.monoMs : null,
+      answerSeenMono: firstSight(hb, ext.lastCfsAnswerMs, now),
       lastCfsErrorMs: hb.cfs.last_error?.at_ms ?? null,
-      errorSeenMono: hb.cfs.last_error ? now.monoMs : null,
+      errorSeenMono: firstSight(hb, hb.cfs.last_error?.at_ms ?? null, now),
       phaseKey: phaseKeyOf(hb),
       phaseSeenMono: now.monoMs,
     };
