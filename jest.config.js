@@ -39,6 +39,7 @@ const E2E = [
   'e2e/seed-404',
   'e2e/sidecar-restart',
   'e2e/stall',
+  'e2e/stall-csm',
   'observability/prometheus-e2e',
   'observability/traces-e2e',
   'sidecar/e2e',
