@@ -44,6 +44,7 @@ const E2E = [
   'observability/traces-e2e',
   'sidecar/e2e',
   'sidecar/start-failures',
+  'sidecar/startupz',
   'sidecar/tracing',
 ];
 
