@@ -162,6 +162,18 @@ describe('sidecar HTTP endpoints', () => {
       name: 'batcher-1',
       status: 'running',
     });
+    // why the clock last restarted, in /status and as a counter by reason
+    const after = await request(sidecar.app).get('/status');
+    expect(after.body.progress).toMatchObject({
+      clock: 'stopped',
+      stopped_reason: 'session_active',
+      last_reset_reason: 'session_active',
+      last_reset_seconds_ago: 0,
+      resets: { session_active: 1, session_created: 0 },
+    });
+    const m2 = await request(sidecar.app).get('/metrics');
+    expect(m2.text).toMatch(/cfs_batcher_health_progress_clock_resets_total\{reason="session_active"\} 1/);
+    expect(m2.text).toMatch(/cfs_batcher_health_progress_clock_resets_total\{reason="session_created"\} 0/);
   });
 
   it('stays 200 through a CFS outage and reports it', async () => {
