@@ -7,7 +7,8 @@ import http from 'node:http';
 import { readHeartbeat } from '@cfs-batcher/shared';
 import type { SidecarConfig } from './config';
 import { Tracker, type Now } from './history';
-import { evaluate, evaluateStartup } from './verdict';
+import { evaluateStartup } from './startup-gate';
+import { evaluate } from './verdict';
 
 export type CheckKind = 'live' | 'startup';
 

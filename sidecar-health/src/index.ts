@@ -2,6 +2,7 @@ export * from './config';
 export * from './history';
 export * from './stall-clock';
 export * from './verdict';
+export * from './startup-gate';
 export * from './status';
 export * from './metrics';
 export * from './cfs-observer';

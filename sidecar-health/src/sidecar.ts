@@ -14,7 +14,8 @@ import type { SidecarConfig } from './config';
 import { Tracker, type CfsCache, type Now } from './history';
 import { SidecarMetrics } from './metrics';
 import { buildStatus, type Evaluation } from './status';
-import { evaluate, evaluateStartup } from './verdict';
+import { evaluateStartup } from './startup-gate';
+import { evaluate } from './verdict';
 
 const log = getLogger('sidecar.health');
 

@@ -3,7 +3,8 @@ import type { HeartbeatReadResult } from '@cfs-batcher/shared';
 import type { Thresholds } from './config';
 import { heartbeatExt } from './heartbeat-ext';
 import { cycleRatePerMinute, type CfsCache, type History, type Now } from './history';
-import { progressDeadlineMs, type StartupVerdict, type Verdict } from './verdict';
+import type { StartupVerdict } from './startup-gate';
+import { progressDeadlineMs, type Verdict } from './verdict';
 
 export interface Evaluation {
   now: Now;

@@ -97,9 +97,11 @@ describe('e2e: never-send with the CSM defaults', () => {
         // once the wave is done and the clock runs: a batcher- session the batcher did not create, for one poll
         if (running && preexisting === 'todo') {
           await sendJson('POST', `${pod!.simOrigin}/v3/sessions`, {
+            // a session as a batcher builds it (the member's configuration and tags), for a configured component
             name: 'batcher-preexisting-0',
             configuration_name: 'cfg-0',
-            ansible_limit: 'x3000c0s39b0n0',
+            ansible_limit: 'x3000c0s38b0n0',
+            tags: { role: 'compute' },
           });
           preexisting = 'created';
         } else if (preexisting === 'created' && p.clock === 'stopped') {
