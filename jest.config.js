@@ -46,10 +46,12 @@ const E2E = [
   'e2e/seed-404',
   'e2e/sidecar-restart',
   'e2e/stall',
+  'e2e/stall-csm',
   'observability/prometheus-e2e',
   'observability/traces-e2e',
   'sidecar/e2e',
   'sidecar/start-failures',
+  'sidecar/startupz',
   'sidecar/tracing',
 ];
 

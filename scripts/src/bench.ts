@@ -5,7 +5,8 @@
  * bench-results/<date>.json and .md. Not part of `npm test`.
  *
  * Options: --runs N (default 3), --sizes 1000,10000,50000,100000, --livez-seconds S (10),
- * --only cycle,explain,floor,livez,detect,false-restarts,soak (default: all), --soak N,A (components, ambiguous creates; default
+ * --only cycle,explain,floor,livez,detect,never-send,false-restarts,soak (default: all; never-send: a loop that stops
+ * creating sessions, CSM's options, --detect-runs pods), --soak N,A (components, ambiguous creates; default
  * 12000,1000; runs once whatever --runs says), --quick (one run, 1k only, 3 s of /livez, 3 detect runs, 30 s
  * conditions, a 600,60 soak), --detect-runs N (5 per hang kind), --conditions refused,503,... (all), --fr-seconds S (120: the
  * issue asks 1800 for outages, 600 for saturation), --check-interval S (10, the CFS default; false-restart pods),
@@ -23,7 +24,8 @@ import { runCycleBench, type CycleRun } from './bench-cycle';
 import type { DetectRun } from './bench-detect';
 import type { FalseRestartRun } from './bench-false-restarts';
 import { runExplainBench, type ExplainRun } from './bench-explain';
-import { runDetectBench, runFalseRestartBench } from './bench-health';
+import { runDetectBench, runFalseRestartBench, runNeverSendBench } from './bench-health';
+import type { StallRun } from './bench-stall';
 import { runLivezBench, type LivezRun } from './bench-livez';
 import { ROOT } from './bench-procs';
 import { runSoak, type SoakRun } from './bench-soak';
@@ -54,10 +56,17 @@ async function main(): Promise<void> {
   const explain: ExplainRun[] = [];
   let detect: DetectRun[] = [];
   let falseRestarts: FalseRestartRun[] = [];
+  let neverSend: StallRun[] = [];
   const healthRows: Row[] = [];
   const errors: string[] = [];
   let soak: SoakRun | null = null;
 
+  log(
+    `load average at start: ${os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}`,
+  );
   if (args.only.has('cycle')) {
     for (const n of args.sizes) {
       cycle[n] = [];
@@ -152,6 +161,11 @@ async function main(): Promise<void> {
     detect = r.runs;
     healthRows.push(...r.rows);
   }
+  if (args.only.has('never-send')) {
+    const r = await runNeverSendBench(args, log, errors);
+    neverSend = r.runs;
+    healthRows.push(...r.rows);
+  }
   if (args.only.has('false-restarts')) {
     const r = await runFalseRestartBench(args, log, errors);
     falseRestarts = r.runs;
@@ -221,6 +235,12 @@ async function main(): Promise<void> {
     });
   }
 
+  log(
+    `load average at end: ${os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}`,
+  );
   const table = markdownTable(rows);
   const stamp = started.toISOString().replace(/[:]/g, '-').replace(/\..*$/, '');
   const outDir = path.join(ROOT, 'bench-results');
@@ -239,7 +259,7 @@ async function main(): Promise<void> {
   };
   writeFileSync(
     path.join(outDir, `${stamp}.json`),
-    JSON.stringify({ meta, cycle, explain, floor, livez, detect, falseRestarts, soak, errors }, null, 2),
+    JSON.stringify({ meta, cycle, explain, floor, livez, detect, neverSend, falseRestarts, soak, errors }, null, 2),
   );
   const md = `# Benchmarks ${started.toISOString()}\n\nNode ${process.version}, ${meta.cpus} CPUs, ${args.runs} run(s) each, batcher NODE_OPTIONS=${nodeOptions}, node flags ${nodeFlags.join(' ') || '(none)'}, ${JSON.stringify(runtimeEnv)}, simulator transport ${args.transport}, tracing ${args.tracing ? 'on (OTLP/HTTP to a local sink)' : 'off'}.\n\n${table}\n${errors.length ? `\nErrors:\n${errors.map((e) => `- ${e}`).join('\n')}\n` : ''}`;
   writeFileSync(path.join(outDir, `${stamp}.md`), md);
