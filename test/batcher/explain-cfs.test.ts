@@ -5,8 +5,8 @@
  */
 import type { Server } from 'node:http';
 import request from 'supertest';
-import { serveMetrics, type Batcher } from '@cfs-batcher/batcher';
-import { ask, drive, explainApp } from './explain-harness';
+import { serveMetrics } from '@cfs-batcher/batcher';
+import { ask, cycles, drive, explainApp } from './explain-harness';
 import {
   count,
   fastOptions,
@@ -20,13 +20,6 @@ import {
 
 let h: Harness;
 harnessLifecycle(() => h);
-
-async function cycles(n: number, b: Batcher = h.batcher): Promise<void> {
-  for (let i = 0; i < n; i++) {
-    h.clock.advance(1000);
-    await b.runCycle();
-  }
-}
 
 const LOOKUP = 'GET /v3/components/{component_id}';
 
@@ -49,7 +42,7 @@ const seed =
 
 drive('unknown', null, 'CFS has no such component: 404 with the same body shape', async () => {
   h = await startHarness({ seed: seed(['x1']) });
-  await cycles(1);
+  await cycles(h, 1);
   const a = await askCfs('x9999c0s0b0n0');
   expect(a.body).toMatchObject({ id: 'x9999c0s0b0n0', state: 'unknown' });
   expect(a.body.reason).toMatch(/^Unknown: CFS has no component with this id/);
@@ -58,10 +51,10 @@ drive('unknown', null, 'CFS has no such component: 404 with the same body shape'
 
 drive('not_pending', null, 'configured: the status and the last batcher session', async () => {
   h = await startHarness({ seed: seed(['x1']) });
-  await cycles(2);
+  await cycles(h, 2);
   const name = [...h.sim.state.sessions.keys()][0]!;
   h.sim.operator.runToCompletion();
-  await cycles(1);
+  await cycles(h, 1);
   const a = await askCfs('x1');
   expect(a.body.reason).toBe(
     `Not pending: CFS reports it configured, so there is nothing for the batcher to do; its last batcher session was ${name} (applied).`,
@@ -74,10 +67,10 @@ drive('not_batched', 'retry_limit', 'CFS stopped retrying: error_count and the p
   h = await startHarness({ seed: seed(['x1']) });
   h.sim.operator.setComponentOutcome('x1', 'fail');
   for (let round = 0; round < 10 && h.sim.state.components.get('x1')!.error_count! < 3; round++) {
-    await cycles(2);
+    await cycles(h, 2);
     h.sim.operator.runToCompletion();
   }
-  await cycles(1);
+  await cycles(h, 1);
   expect(h.sim.state.components.get('x1')!.error_count).toBe(3); // failed sessions of the batcher's own
   expect(h.sim.state.sessions.size).toBeGreaterThanOrEqual(2);
   const a = await askCfs('x1');
@@ -91,7 +84,7 @@ drive('not_batched', 'retry_limit', 'CFS stopped retrying: error_count and the p
 drive('not_batched', 'disabled', 'disabled in CFS: the batcher only configures enabled components', async () => {
   h = await startHarness({ seed: seed(['x1', 'x2']) });
   h.sim.state.components.get('x2')!.enabled = false;
-  await cycles(2);
+  await cycles(h, 2);
   const a = await askCfs('x2');
   expect(a.body.reason).toMatch(/^Not batched: the component is disabled in CFS \(enabled=false\)/);
   return a;
@@ -99,7 +92,7 @@ drive('not_batched', 'disabled', 'disabled in CFS: the batcher only configures e
 
 drive('waiting_for_batch', null, 'pending in CFS but not collected yet: the next collect files it', async () => {
   h = await startHarness({ seed: seed(['x1'], {}, { batch_window: 600 }) });
-  await cycles(1);
+  await cycles(h, 1);
   putComponents(h.sim, ['x2']);
   const a = await askCfs('x2');
   expect(a.body.reason).toMatch(
@@ -111,7 +104,7 @@ drive('waiting_for_batch', null, 'pending in CFS but not collected yet: the next
 
 drive('held', 'batcher_disable', 'disabled from the start: nothing collected, CFS says pending', async () => {
   h = await startHarness({ seed: seed(['x1'], {}, { batcher_disable: true }) });
-  await cycles(2);
+  await cycles(h, 2);
   const a = await askCfs('x1');
   expect(a.body.reason).toMatch(/^Held: batcher_disable is true in the CFS options/);
   return a;
@@ -126,7 +119,7 @@ describe('CFS is protected', () => {
 
   it('a flood of explain requests for unknown ids makes at most maxLookups CFS calls at once, one per request', async () => {
     h = await startHarness({ seed: seed(['x1']) });
-    await cycles(1);
+    await cycles(h, 1);
     h.sim.faults.add({ match: 'GET /v3/components/*', action: { type: 'latency', ms: 300 } });
     h.sim.stats.reset();
     const { explainer } = explainApp(h, 3);
@@ -148,7 +141,7 @@ describe('CFS is protected', () => {
 
   it('CFS failing the lookup: 503 with Retry-After, one call (no retry), and no heartbeat progress', async () => {
     h = await startHarness({ seed: seed(['x1']) });
-    await cycles(1);
+    await cycles(h, 1);
     const answeredAt = h.batcher.state.creating.lastCfsAnswerAt;
     h.clock.advance(5000);
     h.sim.faults.add({ match: 'GET /v3/components/*', action: { type: 'status', status: 503 } });
@@ -186,7 +179,7 @@ describe('the HTTP surface', () => {
 
   it('GET only on known paths (405), unknown paths 404, /metrics unchanged', async () => {
     h = await startHarness({ seed: seed(['x1']) });
-    await cycles(1);
+    await cycles(h, 1);
     const { app } = explainApp(h);
     for (const path of ['/explain/x1', '/metrics']) {
       const r = await request(app).post(path);

@@ -74,3 +74,11 @@ export function drive(
     expect(typeof a.body.reason).toBe('string');
   });
 }
+
+/** `n` cycles of the harness's batcher (or `b`), the fake clock `stepMs` on before each. */
+export async function cycles(h: Harness, n: number, b: Batcher = h.batcher, stepMs = 1000): Promise<void> {
+  for (let i = 0; i < n; i++) {
+    h.clock.advance(stepMs);
+    await b.runCycle();
+  }
+}

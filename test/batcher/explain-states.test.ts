@@ -10,7 +10,7 @@ import { CfsClient } from '@cfs-batcher/shared';
 import { CreateIntentStore, createBatcher, type Batcher, type CfsApi } from '@cfs-batcher/batcher';
 import { freePort } from '../helpers/ports';
 import { makeTempDir } from '../helpers/tmp';
-import { ask, drive, explainApp } from './explain-harness';
+import { ask, cycles, drive, explainApp } from './explain-harness';
 import {
   count,
   fastOptions,
@@ -26,13 +26,6 @@ let h: Harness;
 harnessLifecycle(() => h);
 const tmp = makeTempDir('explain');
 afterAll(() => tmp.cleanup());
-
-async function cycles(n: number, b: Batcher = h.batcher, stepMs = 1000): Promise<void> {
-  for (let i = 0; i < n; i++) {
-    h.clock.advance(stepMs);
-    await b.runCycle();
-  }
-}
 
 /** "14:02:10 UTC" of a monotonic instant of the fake clock (its wall clock does not jump here). */
 const hhmmss = (t: number): string => `${new Date(t).toISOString().slice(11, 19)} UTC`;
@@ -56,7 +49,7 @@ drive('waiting_for_batch', null, 'batch window open: members so far, batch size,
       putComponents(sim, ids('x', 7), { desired_config: 'compute-23.7' });
     },
   });
-  await cycles(1);
+  await cycles(h, 1);
   const b = h.batcher.state.book.ownerOf('x000')!;
   const a = await askMemory('x000');
   expect(a.body.reason).toBe(
@@ -75,7 +68,7 @@ drive('held', 'pacing', 'pending-sessions cap reached: the pending count and the
       putComponents(sim, ids('x', 4));
     },
   });
-  await cycles(3);
+  await cycles(h, 3);
   expect(h.sim.state.sessions.size).toBe(1);
   const waiting = ids('x', 4).find((id) => h.batcher.state.book.ownerOf(id)?.sessionName === null)!;
   const a = await askMemory(waiting);
@@ -95,10 +88,10 @@ drive('held', 'backoff', 'the 20 most recent sessions failed: the halt and when 
       sim.operator.addSessionMode({ mode: 'clone_failure' });
     },
   });
-  await cycles(2);
+  await cycles(h, 2);
   expect(h.sim.state.sessions.size).toBe(20);
   h.sim.operator.runToCompletion();
-  await cycles(1); // 20 failures: halted 60 s; the components are pending again and filed anew
+  await cycles(h, 1); // 20 failures: halted 60 s; the components are pending again and filed anew
   const until = h.batcher.state.backoff.startMs + 60_000;
   const a = await askMemory('x000');
   expect(a.body.reason).toBe(
@@ -117,7 +110,7 @@ drive('held', 'uncertain_create', 'a create with no clear answer: the session na
     },
   });
   h.sim.faults.add({ match: 'POST /v3/sessions', action: { type: 'status', status: 503 }, scope: { times: 1 } });
-  await cycles(2);
+  await cycles(h, 2);
   const b = h.batcher.state.book.ownerOf('x2')!;
   const a = await askMemory('x2');
   expect(a.body.reason).toContain(`the create of session ${b.uncertainName} (3 components) got no clear answer`);
@@ -135,7 +128,7 @@ drive('held', 'create_retry', 'CFS refused this batch (400): failures and the re
     },
   });
   h.sim.faults.add({ match: 'POST /v3/sessions', action: { type: 'status', status: 400 }, scope: { times: 1 } });
-  await cycles(2);
+  await cycles(h, 2);
   const b = h.batcher.state.book.ownerOf('x1')!;
   const a = await askMemory('x1');
   expect(a.body.reason).toBe(
@@ -153,7 +146,7 @@ drive('held', 'cfs_refusing', 'CFS refuses creates (403): the answer, how often,
     },
   });
   h.sim.faults.add({ match: 'POST /v3/sessions', action: { type: 'status', status: 403 } });
-  await cycles(2);
+  await cycles(h, 2);
   const a = await askMemory('x1');
   expect(a.body.reason).toMatch(
     /^Held: CFS is refusing session creates \(POST \/v3\/sessions answered 403, 1 time since /,
@@ -174,7 +167,7 @@ drive('held', 'cfs_timeout', 'CFS does not answer creates (connection refused)',
   const client = Object.create(h.client) as CfsApi;
   client.createSession = (body, o) => dead.createSession(body, o);
   const b = createBatcher({ client, clock: h.clock, sleep: async () => undefined });
-  await cycles(2, b);
+  await cycles(h, 2, b);
   const a = await askMemory('x1', b);
   expect(a.body.reason).toMatch(
     /^Held: CFS is not answering session creates \(POST \/v3\/sessions failed \(unreachable\)/,
@@ -202,7 +195,7 @@ drive(
       sleep: async () => undefined,
       intents: new CreateIntentStore(file),
     });
-    await cycles(3, b);
+    await cycles(h, 3, b);
     const a = await askMemory('x1', b);
     expect(a.body.reason).toContain('the create-intents file was unusable at start-up');
     expect(a.body.reason).toContain(`the next attempt is at ${hhmmss(b.state.intentsHeldUntil)}`);
@@ -218,9 +211,9 @@ drive('held', 'batcher_disable', 'batcher_disable set after the batch was filed'
       putComponents(sim, ['x1']);
     },
   });
-  await cycles(1);
+  await cycles(h, 1);
   h.sim.state.options = { ...h.sim.state.options, batcher_disable: true };
-  await cycles(1);
+  await cycles(h, 1);
   const a = await askMemory('x1');
   expect(a.body.reason).toBe(
     'Held: batcher_disable is true in the CFS options, so no session is created until it is set back to false.',
@@ -237,7 +230,7 @@ drive('held', 'next_send', 'ready, and only the per-phase send limit kept it for
       putComponents(sim, ['x1', 'x2']);
     },
   });
-  await cycles(1); // both batches are full at once: one is sent, the other waits for the next send phase
+  await cycles(h, 1); // both batches are full at once: one is sent, the other waits for the next send phase
   expect(h.sim.state.sessions.size).toBe(1);
   const left = ['x1', 'x2'].find((id) => h.batcher.state.book.ownerOf(id)?.sessionName === null)!;
   const a = await askMemory(left);
@@ -255,9 +248,9 @@ drive('in_session', null, 'session running: its name, status in CFS, members', a
       putComponents(sim, ['x1', 'x2']);
     },
   });
-  await cycles(2);
+  await cycles(h, 2);
   h.sim.operator.step(); // running
-  await cycles(1);
+  await cycles(h, 1);
   const b = h.batcher.state.book.ownerOf('x1')!;
   const a = await askMemory('x1');
   expect(a.body.reason).toBe(
@@ -275,7 +268,7 @@ drive('in_session', null, 'session still pending: when the pending timeout delet
       putComponents(sim, ['x1']);
     },
   });
-  await cycles(3);
+  await cycles(h, 3);
   const b = h.batcher.state.book.ownerOf('x1')!;
   const a = await askMemory('x1');
   expect(a.body.reason).toContain(
@@ -297,7 +290,7 @@ drive('not_batched', 'invalid_record', 'a record collect skips: the field that i
       sim.state.putComponent({ id: 'bad', desired_config: 'nopb', enabled: true, error_count: 0, state: [], tags: {} });
     },
   });
-  await cycles(1);
+  await cycles(h, 1);
   const a = await askMemory('bad');
   expect(a.body.reason).toBe(
     'Not batched: its CFS record is unusable (desired_state[0] has no playbook); fix the record or its configuration in CFS and the next collect files it.',
@@ -314,7 +307,7 @@ drive('not_batched', 'bad_id', 'an id with a comma: no Ansible limit can carry i
       putComponents(sim, [comma]);
     },
   });
-  await cycles(1);
+  await cycles(h, 1);
   const a = await askMemory(comma);
   expect(a.body.id).toBe(comma);
   expect(a.body.reason).toBe(
