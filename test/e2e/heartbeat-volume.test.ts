@@ -91,6 +91,9 @@ describe('e2e case 5: heartbeat volume faults', () => {
         timeoutMs: 60_000,
         what: 'a healthy batcher to start from',
       });
+      // Liveness is probed only once the startup probe passed (as kubelet does); after the previous case's restart
+      // the new instance may not be there yet, and a volume fault before it would fail startup instead, later.
+      await pod.waitBatcherStarted(60_000);
       const pid = pod.batcherPid();
       const before = pod.batcherRestarts;
       const t0 = Date.now();
