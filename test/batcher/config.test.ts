@@ -14,7 +14,7 @@ it('an empty environment gives the documented defaults', () => {
     patchBudgetMs: 10_000,
     pendingSessionsCap: 40,
     createsPerMinuteCap: 6000,
-    pacingPollMs: 250,
+    pacingPollMs: 100,
     pacingStallMs: 5000,
     createRetryInitialMs: 30_000,
     createRetryMaxMs: 900_000,
