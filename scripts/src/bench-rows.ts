@@ -160,9 +160,11 @@ export function convergeRows(runs: readonly ConvergeRun[]): Row[] {
       original: rs[0]!.operator === 'prompt' ? ORIGINAL_CONVERGE[rs[0]!.components] : undefined,
     });
     rows.push({
-      metric: `converge ${k}: pending peak / deleted while pending / sessions`,
-      value: `${med((r) => r.pendingPeak, 0)} / ${med((r) => r.deletedWhilePending, 0)} / ${med((r) => r.sessions, 0)}`,
-      runs: rs.map((r) => `${r.pendingPeak}/${r.deletedWhilePending}/${r.sessions}`).join(', '),
+      metric: `converge ${k}: until all started: seconds, pending peak / deleted while pending / sessions`,
+      value: `${med((r) => r.startedSeconds, 1)} s, ${med((r) => r.pendingPeak, 0)} / ${med((r) => r.deletedWhilePending, 0)} / ${med((r) => r.sessions, 0)}`,
+      runs: rs
+        .map((r) => `${fmt(r.startedSeconds, 1)} s ${r.pendingPeak}/${r.deletedWhilePending}/${r.sessions}`)
+        .join(', '),
     });
     rows.push({
       metric: `converge ${k}: steady requests / CPU-s per cycle, peak RSS`,

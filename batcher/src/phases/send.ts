@@ -207,7 +207,7 @@ async function createBatch(
 }
 
 /**
- * One write per phase: every uncertain name plus `fresh` (about to be POSTed); skipped when the file already says
+ * One write per chunk: every uncertain name plus `fresh` (about to be POSTed); skipped when the file already says
  * exactly that. False (creates skipped this cycle) when it cannot be written: a create that is not recorded could be
  * duplicated after a crash, and the heartbeat on the same volume tells the sidecar that something is wrong.
  */
