@@ -1,6 +1,13 @@
 /** Collect reads only what it needs: busy components by id only, full records for the others (issue 15). */
 import type { ComponentFilter } from '@cfs-batcher/shared';
-import { LEAN_MAX_NOT_BUSY_SHARE, LEAN_PAGE_FACTOR, useLeanListing } from '../../batcher/src/phases/collect-source';
+import {
+  LEAN_MAX_NOT_BUSY_SHARE,
+  LEAN_PAGE_FACTOR,
+  leanMatches,
+  useLeanListing,
+} from '../../batcher/src/phases/collect-source';
+import { toBatchComponent } from '../../batcher/src/rules/component';
+import { rawComponent } from './fixtures';
 import {
   harnessLifecycle,
   fastOptions,
@@ -34,6 +41,19 @@ describe('useLeanListing', () => {
     expect(useLeanListing(100, 100 - 100 * LEAN_MAX_NOT_BUSY_SHARE)).toBe(true);
     expect(useLeanListing(100, 100)).toBe(true);
     expect(useLeanListing(100, 150)).toBe(true); // busy members no longer pending
+  });
+});
+
+describe('leanMatches', () => {
+  it('a queued snapshot stands while the lean record shows the same configuration name and tags', () => {
+    const r = toBatchComponent(rawComponent('x1', { desired_config: 'cfg', tags: { bos_session: 'a' } }));
+    const snap = r.ok ? r.component : null;
+    expect(leanMatches({ id: 'x1', desired_config: 'cfg', tags: { bos_session: 'a' } }, snap)).toBe(true);
+    expect(leanMatches({ id: 'x1', desired_config: 'other', tags: { bos_session: 'a' } }, snap)).toBe(false);
+    expect(leanMatches({ id: 'x1', desired_config: 'cfg', tags: { bos_session: 'b' } }, snap)).toBe(false);
+    expect(leanMatches({ id: 'x1', desired_config: 'cfg', tags: {} }, snap)).toBe(false);
+    expect(leanMatches({ id: 'x1', desired_config: 'cfg' }, snap)).toBe(false);
+    expect(leanMatches({ id: 'x1', desired_config: 'cfg', tags: { bos_session: 'a' } }, null)).toBe(false);
   });
 });
 
