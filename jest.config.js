@@ -7,6 +7,8 @@
  * `npm run test:fast` = unit + integration; `npm test` = all three. Every test file sits in exactly one tier: unit
  * and e2e are listed, every other file is integration (so a new file cannot slip out of `npm test`), and a listed
  * file that does not exist or is listed twice stops jest here. A new file that spawns a program goes in E2E.
+ * Tests that need a tool a bare machine lacks declare it with test/helpers/requires.ts; the skip-summary reporter
+ * lists at the end what did not run and how to enable it.
  */
 const { readdirSync } = require('node:fs');
 const { availableParallelism } = require('node:os');
@@ -15,12 +17,14 @@ const path = require('node:path');
 const UNIT = [
   'batcher/batch-book',
   'batcher/config',
+  'batcher/explain-rules',
   'batcher/intern',
   'batcher/pacing-rules',
   'batcher/rules',
   'client/derived-check',
   'deploy/prober',
   'e2e/invariants',
+  'helpers/requires',
   'shared/env-names',
   'shared/logger',
   'sidecar/heartbeat-ext',
@@ -42,10 +46,12 @@ const E2E = [
   'e2e/seed-404',
   'e2e/sidecar-restart',
   'e2e/stall',
+  'e2e/stall-csm',
   'observability/prometheus-e2e',
   'observability/traces-e2e',
   'sidecar/e2e',
   'sidecar/start-failures',
+  'sidecar/startupz',
   'sidecar/tracing',
 ];
 
@@ -87,6 +93,7 @@ const tier = (name, files) => ({
 });
 
 module.exports = {
+  reporters: ['default', '<rootDir>/test/helpers/skip-summary.js'],
   // A global option: jest ignores testTimeout inside a project (5 s would then apply to every tier).
   testTimeout: 60_000,
   // jest's default (cores - 1) is one worker on a 2-core machine; the process-level files spend their time waiting

@@ -62,6 +62,8 @@ export interface BatcherConfig {
   heartbeatPath: string;
   /** 0 disables the /metrics server. */
   metricsPort: number;
+  /** CFS lookups of `GET /explain/{id}` in flight at most (one per request; more requests are answered 503). */
+  explainLookups: number;
   /** Log level until the first `logging_level` option is read from CFS. */
   startingLogLevel: CfsLogLevel;
   cfs: CfsClientOptions;
@@ -121,6 +123,7 @@ function readConfig(env: Env): BatcherConfig {
   return {
     heartbeatPath: envString(env, 'HEARTBEAT_PATH', DEFAULT_HEARTBEAT_PATH),
     metricsPort: envInt(env, 'METRICS_PORT', 9088, 0, 65535),
+    explainLookups: envInt(env, 'BATCHER_EXPLAIN_LOOKUPS', 4, 1, 64),
     // Strict, unlike the `logging_level` option (CFS data, which falls back to INFO): a typo here is ours to refuse.
     startingLogLevel: envLogLevel(env, 'STARTING_CFS_LOG_LEVEL', 'INFO'),
     cfs: cfsClientOptionsFromEnv(env),

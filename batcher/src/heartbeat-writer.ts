@@ -59,7 +59,8 @@ export class HeartbeatWriter {
     private readonly path: string | undefined,
     private readonly now: () => number,
     private readonly startedAt: number,
-    private readonly body: () => HeartbeatBody,
+    /** The body, given the writer's anchored wall offset (wall - monotonic), so its times are as stable as the writer's. */
+    private readonly body: (wallOffset: number) => HeartbeatBody,
     private readonly onFailure: () => void = () => undefined,
     /** Monotonic time for the throttle (clock.ts); `now` (wall) is what the file reports. */
     private readonly mono: () => number = now,
@@ -152,7 +153,7 @@ export class HeartbeatWriter {
       phase: this.phase,
       phase_started_at_ms: toWall(this.phaseStartedAt),
       phase_is_wait: WAIT_PHASES.has(this.phase),
-      ...this.body(),
+      ...this.body(this.anchor),
     };
     try {
       await writeHeartbeat(this.path, hb);

@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { errorMessage, isCfsError, withSpan, type Phase } from '@cfs-batcher/shared';
 import type { Batcher, BatcherDeps, CycleResult } from './batcher-types';
-import { monotonicClock, wallNow, wallOffset } from './clock';
+import { monotonicClock, wallNow } from './clock';
 import { DEFAULT_TUNING, type Tuning } from './config';
 import { trackAttempts } from './creating';
 import { realSleep, type Clock, type PhaseContext, type PhaseStep } from './context';
@@ -49,7 +49,7 @@ export function stateHeartbeat(
   metrics: BatcherMetrics,
 ): HeartbeatWriter {
   const wall = () => wallNow(clock);
-  const body = () => heartbeatBody(state, clock.now(), wallOffset(clock));
+  const body = (offset: number) => heartbeatBody(state, clock.now(), offset);
   return new HeartbeatWriter(
     path,
     wall,

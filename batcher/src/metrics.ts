@@ -1,8 +1,5 @@
 /** The batcher's Prometheus metrics (names fixed in docs/CONTRACTS.md), on a registry of its own. */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { listen } from '@cfs-batcher/shared';
 
 /** Why a session create failed; the runbook has a line for each (docs/runbook.md, CfsBatcherSessionCreatesFailing). */
 export const CREATE_FAILURE_REASONS = [
@@ -160,30 +157,4 @@ export function createMetrics(opts: { version?: string; defaultMetrics?: boolean
   zeroed(metrics.sessionsCompleted, 'result', COMPLETION_RESULTS);
   zeroed(metrics.invalidRecords, 'kind', INVALID_RECORD_KINDS);
   return metrics;
-}
-
-/** Serves GET /metrics; resolves once listening. A listen error rejects (the caller treats it as fatal). */
-export function serveMetrics(registry: Registry, port: number, host = '0.0.0.0'): Promise<http.Server> {
-  const server = http.createServer((req, res) => {
-    if (req.method === 'GET' && (req.url === '/metrics' || req.url?.startsWith('/metrics?'))) {
-      registry
-        .metrics()
-        .then((body) => {
-          res.writeHead(200, { 'Content-Type': registry.contentType });
-          res.end(body);
-        })
-        .catch((err: unknown) => {
-          res.writeHead(500, { 'Content-Type': 'text/plain' });
-          res.end(String(err));
-        });
-      return;
-    }
-    res.writeHead(404, { 'Content-Type': 'text/plain' });
-    res.end('not found\n');
-  });
-  return listen(server, port, host).then(() => server);
-}
-
-export function serverPort(server: http.Server): number {
-  return (server.address() as AddressInfo).port;
 }

@@ -1,6 +1,6 @@
 /**
  * The composition root: configuration, metrics, the heartbeat writer (built first, over the state, so the CFS
- * client can stamp progress without anything bound late), the CFS client, the loop, signals and crash handling.
+ * client can stamp progress without anything bound late), the CFS client, the loop, the HTTP server (metrics, explain), signals and crash handling.
  *
  * Crash-only: a bug or an unexpected exception is logged at ERROR with its stack ('Unexpected error occurred') and
  * the process exits 1 so the container restarts. A bad setting or argument logs one ERROR line,
@@ -28,7 +28,9 @@ import { CreateIntentStore, intentsPathFor } from './create-intents';
 import type { Phases } from './context';
 import { logMain as log } from './log';
 import { createBatcher, stateHeartbeat } from './loop';
-import { createMetrics, serveMetrics } from './metrics';
+import { componentLookup, createExplainer, explainLookupClient } from './explain-service';
+import { serveMetrics } from './http-server';
+import { createMetrics } from './metrics';
 import { PHASES } from './phases';
 import { SPAN } from './spans';
 import { newState } from './state';
@@ -84,9 +86,18 @@ async function main(opts: StartOptions): Promise<void> {
     },
   });
   // A port already in use rejects with node's listen error: one EADDRINUSE line naming the port, exit 1.
+  const explainer = createExplainer({
+    state,
+    clock,
+    getComponent: componentLookup(explainLookupClient(config.cfs, metrics)),
+    maxLookups: config.explainLookups,
+  });
   const server: Server | undefined =
     config.metricsPort > 0
-      ? await withListenSetting(serveMetrics(metrics.registry, config.metricsPort), 'METRICS_PORT')
+      ? await withListenSetting(
+          serveMetrics(metrics.registry, config.metricsPort, '0.0.0.0', explainer),
+          'METRICS_PORT',
+        )
       : undefined;
   const phases = opts.wrapPhases ? opts.wrapPhases(PHASES) : PHASES;
   const intents = new CreateIntentStore(intentsPathFor(config.heartbeatPath));

@@ -15,7 +15,7 @@ export { generateInventory, generateConfigurations, xname, type GenerateOptions,
 export { parseScenario, loadScenarioFile, ScenarioError, type Scenario } from './scenario';
 export { computeStatus, layerStatus, effectiveRetries } from './status';
 export { applyComponentPatch, appendState, setAutoFields, splitCommitSuffix, deepMerge } from './component-patch';
-export { findSpec, loadPatchedSpec } from './spec';
+export { CONTRACT_SPEC, findSpec, loadPatchedSpec } from './spec';
 export { utcStamp, localIsoSeconds } from './time';
 export type * from './types';
 export { TRANSPORTS, type Transport } from './transport';

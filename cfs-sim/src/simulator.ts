@@ -57,10 +57,8 @@ export interface Simulator {
 function resolveSpec(opt: SimulatorOptions['validateWithSpec']): Record<string, unknown> | undefined {
   if (!opt) return undefined;
   const specPath = (typeof opt === 'object' && opt.specPath) || findSpec();
-  if (!specPath) {
-    log.warn('OpenAPI spec not found (set CFS_OPENAPI_SPEC); spec validation is off');
-    return undefined;
-  }
+  // Only a CFS_OPENAPI_SPEC naming a missing file gets here: refused, not quietly run unvalidated.
+  if (!specPath) throw new Error(`CFS_OPENAPI_SPEC=${process.env.CFS_OPENAPI_SPEC ?? ''}: no such file`);
   return loadPatchedSpec(specPath);
 }
 

@@ -24,6 +24,8 @@ export interface StatsSnapshot {
   bytes: number;
   /** "GET /v3/components" -> response body bytes */
   bytesByRoute: Record<string, number>;
+  /** "GET /v3/components" -> the most requests in progress at once (a client's concurrency as CFS sees it). */
+  maxInFlightByRoute: Record<string, number>;
 }
 
 export class RequestStats {
@@ -32,6 +34,8 @@ export class RequestStats {
   private byRouteStatus = new Map<string, number>();
   private bytes = 0;
   private bytesByRoute = new Map<string, number>();
+  private inFlight = new Map<string, number>();
+  private maxInFlight = new Map<string, number>();
 
   count(method: string, path: string): string {
     const key = `${method} ${routeTemplate(path)}`;
@@ -54,6 +58,23 @@ export class RequestStats {
     return this.byRoute.get(key) ?? 0;
   }
 
+  /** The most requests of `key` in progress at once since the last reset. */
+  peakInFlight(key: string): number {
+    return this.maxInFlight.get(key) ?? 0;
+  }
+
+  private enter(key: string): () => void {
+    const n = (this.inFlight.get(key) ?? 0) + 1;
+    this.inFlight.set(key, n);
+    if (n > (this.maxInFlight.get(key) ?? 0)) this.maxInFlight.set(key, n);
+    let left = false;
+    return () => {
+      if (left) return;
+      left = true;
+      this.inFlight.set(key, (this.inFlight.get(key) ?? 1) - 1);
+    };
+  }
+
   snapshot(): StatsSnapshot {
     return {
       total: this.total,
@@ -61,6 +82,7 @@ export class RequestStats {
       byRouteStatus: Object.fromEntries(this.byRouteStatus),
       bytes: this.bytes,
       bytesByRoute: Object.fromEntries(this.bytesByRoute),
+      maxInFlightByRoute: Object.fromEntries(this.maxInFlight),
     };
   }
 
@@ -70,21 +92,26 @@ export class RequestStats {
     this.byRouteStatus.clear();
     this.bytes = 0;
     this.bytesByRoute.clear();
+    // Requests still in progress stay counted: their end must not take the gauge below zero.
+    this.maxInFlight.clear();
   }
 
   middleware() {
     return (req: Request, res: Response, next: NextFunction): void => {
       if (req.path.startsWith('/__sim') || isControlRequest(req)) return next();
       const key = this.count(req.method, req.path);
+      const leave = this.enter(key);
       let done = false;
       res.on('finish', () => {
         done = true;
+        leave();
         this.countStatus(key, String(res.statusCode));
         // express sets Content-Length on every JSON/text answer; a bodiless answer has none (0 bytes)
         const len = Number(res.getHeader('content-length') ?? 0);
         if (Number.isFinite(len) && len > 0) this.countBytes(key, len);
       });
       res.on('close', () => {
+        leave();
         if (!done) this.countStatus(key, String(res.locals.fault ?? 'aborted'));
       });
       next();

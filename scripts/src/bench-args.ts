@@ -60,7 +60,7 @@ export function parseBenchArgs(argv: readonly string[]): Args {
     runs: 3,
     sizes: [1000, 10_000, 50_000, 100_000],
     livezSeconds: 10,
-    only: new Set(['cycle', 'floor', 'livez', 'detect', 'false-restarts', 'soak']),
+    only: new Set(['cycle', 'explain', 'floor', 'livez', 'detect', 'never-send', 'false-restarts', 'soak']),
     soak: { components: 12_000, ambiguous: 1000 },
     detectRuns: 5,
     conditions: [...CONDITIONS],

@@ -20,6 +20,12 @@ export const CONDITIONS = [
   'cpu-limit-100k',
   'slow-volume',
   'sidecar-crash',
+  // the progress rule's own holds, with fresh work pending throughout (CSM's batch_window of 60 s)
+  'refused-creates',
+  'slow-operator',
+  'paced',
+  'disabled',
+  'backoff',
 ] as const;
 export type Condition = (typeof CONDITIONS)[number];
 
@@ -32,6 +38,15 @@ export interface FalseRestartRun {
   gaps: GapSummary;
   note: string;
 }
+
+/** Conditions that need new pending work while they last; they run with CSM's batch_window (60 s). */
+const NEEDS_WORK: ReadonlySet<Condition> = new Set<Condition>([
+  'refused-creates',
+  'slow-operator',
+  'paced',
+  'disabled',
+  'backoff',
+]);
 
 /** Just under the manifest's CFS_REQUEST_TIMEOUT_MS (10 s): every answer arrives, late. */
 const SLOW_MS = 9500;
@@ -100,6 +115,34 @@ async function apply(
       const s = stressNg(['--hdd', '2', '--temp-path', dir, '--timeout', `${seconds}s`]);
       return { undo: () => stopChild(s), note: 'stress-ng --hdd 2 on the heartbeat volume (tmpfs when /tmp is one)' };
     }
+    case 'refused-creates':
+      await httpJson('POST', faults, { match: 'POST /v3/sessions', action: { type: 'status', status: 500 } });
+      return { undo: clear, note: 'every session create answered 500, new work pending' };
+    case 'slow-operator':
+      await control(pod, 'operator', { pendingMs: seconds * 1000 });
+      return {
+        undo: () => control(pod, 'operator', { pendingMs: 2000 }),
+        note: 'sessions stay pending for the whole condition',
+      };
+    case 'paced':
+      // BATCHER_PENDING_SESSIONS_CAP=1 and BATCHER_CREATES_PER_MINUTE=1 (run()) with sessions pending 90 s each
+      await control(pod, 'operator', { pendingMs: 90_000 });
+      return {
+        undo: () => control(pod, 'operator', { pendingMs: 2000 }),
+        note: 'pacing caps 1 pending / 1 per minute held',
+      };
+    case 'disabled':
+      await httpJson('PATCH', `${pod.origin}/v3/options`, { batcher_disable: true });
+      return {
+        undo: async () => void (await httpJson('PATCH', `${pod.origin}/v3/options`, { batcher_disable: false })),
+        note: 'batcher_disable true, new work pending',
+      };
+    case 'backoff':
+      await control(pod, 'operator', { sessionModes: [{ mode: 'clone_failure' }] });
+      return {
+        undo: () => control(pod, 'operator', { clearOutcomes: true }),
+        note: 'every session fails: the 20-failures back-off',
+      };
     case 'sidecar-crash': {
       await sleep(Math.min(seconds * 500, 30_000));
       const pid = pod.sidecar.pid;
@@ -109,17 +152,29 @@ async function apply(
   }
 }
 
+async function control(pod: BenchPod, what: string, body: unknown): Promise<void> {
+  const r = await httpJson('POST', `${pod.origin}/__sim/${what}`, body);
+  if (r.status >= 300) throw new Error(`/__sim/${what} refused: HTTP ${r.status} ${JSON.stringify(r.json)}`);
+}
+
 export async function runFalseRestarts(
   condition: Condition,
   o: { seconds: number; checkIntervalS: number },
 ): Promise<FalseRestartRun> {
   const big = condition === 'cpu-limit-100k';
+  const work = NEEDS_WORK.has(condition);
   const scenario = {
     ...benchScenario(big ? 100_000 : 200),
-    options: { batcher_check_interval: o.checkIntervalS, batch_window: 5, batch_size: big ? 100 : 10 },
+    options: { batcher_check_interval: o.checkIntervalS, batch_window: work ? 60 : 5, batch_size: big ? 100 : 10 },
     operator: { pendingMs: 2000, runningMs: 20_000 },
   };
-  const pod = await startBenchPod({ scenario, ...(big ? { batcherPrefix: ['taskset', '-c', '0'] } : {}) });
+  const pod = await startBenchPod({
+    scenario,
+    ...(big ? { batcherPrefix: ['taskset', '-c', '0'] } : {}),
+    ...(condition === 'paced'
+      ? { batcherEnv: { BATCHER_PENDING_SESSIONS_CAP: '1', BATCHER_CREATES_PER_MINUTE: '1' } }
+      : {}),
+  });
   const dir = mkdtempSync(path.join(path.dirname(pod.heartbeatPath), '..', 'vol-'));
   const beats = new BeatMonitor(pod.heartbeatPath).start();
   try {
@@ -134,6 +189,8 @@ export async function runFalseRestarts(
     const sideRestarts = pod.sidecar.snapshot.restarts;
     const startEvents = pod.events.length;
     const { undo, note } = await apply(condition, pod, o.seconds, dir);
+    // fresh schedulable work (the first components again, their state reset) while the condition holds
+    if (work) await control(pod, 'generate', { components: 50, configurations: 2 });
     const end = Date.now() + o.seconds * 1000;
     while (Date.now() < end) await sleep(Math.min(1000, end - Date.now()));
     await undo();

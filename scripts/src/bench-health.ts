@@ -5,7 +5,15 @@
 import { formatGaps } from './bench-beats';
 import { CONDITIONS, runFalseRestarts, type Condition, type FalseRestartRun } from './bench-false-restarts';
 import { HANG_KINDS, runDetect, type DetectKind, type DetectRun } from './bench-detect';
+import { runNeverSend, type StallRun } from './bench-stall';
+import os from 'node:os';
 import { fmt, median, type Row } from './bench-stats';
+
+const load = (): string =>
+  `load ${os
+    .loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')}`;
 
 export interface HealthArgs {
   detectRuns: number;
@@ -94,12 +102,14 @@ export async function runFalseRestartBench(
   const runs: FalseRestartRun[] = [];
   const rows: Row[] = [];
   for (const condition of a.conditions) {
-    log(`false-restart bench: ${condition} for ${a.falseRestartSeconds} s (check interval ${a.checkIntervalS} s)`);
+    log(
+      `false-restart bench: ${condition} for ${a.falseRestartSeconds} s (check interval ${a.checkIntervalS} s; ${load()})`,
+    );
     try {
       const r = await runFalseRestarts(condition, { seconds: a.falseRestartSeconds, checkIntervalS: a.checkIntervalS });
       runs.push(r);
       const line = `restarts ${r.batcherRestarts}, /livez failures ${r.livenessFailures}, sidecar restarts ${r.sidecarRestarts}; beats: ${formatGaps(r.gaps)}`;
-      log(`  ${line} (${r.note})`);
+      log(`  ${line} (${r.note}; ${load()})`);
       rows.push({
         metric: `false restarts: ${condition} (${r.seconds} s)`,
         value: `${r.batcherRestarts} (largest beat gap ${fmt(r.gaps.maxMs, 0)} ms)`,
@@ -111,5 +121,42 @@ export async function runFalseRestartBench(
       log(`  FAILED: ${(err as Error).message}`);
     }
   }
+  return { runs, rows };
+}
+
+/** Never-send detection, `a.detectRuns` pods in parallel with CSM's options (bench-stall.ts). */
+export async function runNeverSendBench(
+  a: HealthArgs,
+  log: (m: string) => void,
+  errors: string[],
+): Promise<{ runs: StallRun[]; rows: Row[] }> {
+  log(
+    `never-send bench: ${a.detectRuns} pods in parallel (check interval 10 s, batch_window 60 s, manifest probes; ${load()})`,
+  );
+  const settled = await Promise.allSettled(Array.from({ length: a.detectRuns }, () => runNeverSend()));
+  const runs: StallRun[] = [];
+  for (const r of settled) {
+    if (r.status === 'rejected') {
+      errors.push(`never-send: ${(r.reason as Error).message}`);
+      continue;
+    }
+    runs.push(r.value);
+    log(
+      `  send off -> SIGTERM ${fmt(r.value.detectS)} s at ${load()} (bound ${fmt(r.value.boundS)} s), clock resets after the switch: ${r.value.resetReasons.join(', ') || 'none'}; ${r.value.message}`,
+    );
+    if (r.value.detectS > r.value.boundS)
+      errors.push(`never-send: ${fmt(r.value.detectS)} s > bound ${r.value.boundS} s`);
+  }
+  const rows: Row[] =
+    runs.length === 0
+      ? []
+      : [
+          {
+            metric: 'never-send (CSM options) -> SIGTERM, min / median / max',
+            value: `${range(runs.map((r) => r.detectS))} (bound ${fmt(runs[0]!.boundS)} s)`,
+            runs: runs.map((r) => fmt(r.detectS)).join(', '),
+            original: 'never',
+          },
+        ];
   return { runs, rows };
 }

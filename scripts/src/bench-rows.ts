@@ -1,6 +1,7 @@
-/** The table rows of the cycle and floor benches, with the original batcher's figures (issue 15) beside them. */
+/** The table rows of the cycle, explain, floor and convergence benches, with the original batcher's figures (issue 15) beside them. */
 import type { ConvergeRun } from './bench-converge';
 import type { CycleRun } from './bench-cycle';
+import type { ExplainRun } from './bench-explain';
 import type { FloorRun } from './bench-floor';
 import { fmt, median, range, type Row } from './bench-stats';
 
@@ -173,4 +174,20 @@ export function convergeRows(runs: readonly ConvergeRun[]): Row[] {
     });
   }
   return rows;
+}
+
+/** Explain latency during a cycle: median over the runs, each run with its load average beside it. */
+export function explainRows(runs: readonly ExplainRun[]): Row[] {
+  if (runs.length === 0) return [];
+  const k = `explain @${runs[0]!.components / 1000}k pending, during a cycle`;
+  const picks: [string, (r: ExplainRun) => number | null][] = [
+    ['p50', (r) => r.p50Ms],
+    ['p99 (target 50 ms)', (r) => r.p99Ms],
+    ['p99 of CFS lookups (unknown ids)', (r) => r.lookupP99Ms],
+  ];
+  return picks.map(([label, pick]) => ({
+    metric: `${k}: ${label}`,
+    value: `${fmt(median(runs.map((r) => pick(r) ?? NaN)), 2)} ms`,
+    runs: runs.map((r) => `${fmt(pick(r), 2)} (load ${r.loadAverage[0]!.toFixed(2)})`).join(', '),
+  }));
 }

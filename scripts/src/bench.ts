@@ -1,11 +1,12 @@
 /**
  * `npm run bench`: batcher cycle time / CFS requests per cycle / peak RSS at 1k, 10k, 50k and 100k pending
- * components, the runtime's floor at the same sizes (bench-floor.ts), sidecar /livez latency at 200 requests/s, and
+ * components, `GET /explain/{id}` latency during a cycle at the largest size (bench-explain.ts), the runtime's floor at the same sizes (bench-floor.ts), sidecar /livez latency at 200 requests/s, and
  * hang/crash detection with the manifest's probes. Several runs, medians. Prints a table and writes
  * bench-results/<date>.json and .md. Not part of `npm test`.
  *
  * Options: --runs N (default 3), --sizes 1000,10000,50000,100000, --livez-seconds S (10),
- * --only cycle,floor,livez,detect,false-restarts,soak (default: all), --soak N,A (components, ambiguous creates; default
+ * --only cycle,explain,floor,livez,detect,never-send,false-restarts,soak (default: all; never-send: a loop that stops
+ * creating sessions, CSM's options, --detect-runs pods), --soak N,A (components, ambiguous creates; default
  * 12000,1000; runs once whatever --runs says), --quick (one run, 1k only, 3 s of /livez, 3 detect runs, 30 s
  * conditions, a 600,60 soak), --detect-runs N (5 per hang kind), --conditions refused,503,... (all), --fr-seconds S (120: the
  * issue asks 1800 for outages, 600 for saturation), --check-interval S (10, the CFS default; false-restart pods),
@@ -26,12 +27,14 @@ import { runConverge, type ConvergeRun } from './bench-converge';
 import { runCycleBench, type CycleRun } from './bench-cycle';
 import type { DetectRun } from './bench-detect';
 import type { FalseRestartRun } from './bench-false-restarts';
-import { runDetectBench, runFalseRestartBench } from './bench-health';
+import { runExplainBench, type ExplainRun } from './bench-explain';
+import { runDetectBench, runFalseRestartBench, runNeverSendBench } from './bench-health';
+import type { StallRun } from './bench-stall';
 import { runLivezBench, type LivezRun } from './bench-livez';
 import { ROOT } from './bench-procs';
 import { runSoak, type SoakRun } from './bench-soak';
 import { runFloorBench, type FloorRun } from './bench-floor';
-import { convergeRows, cycleRows, floorRows } from './bench-rows';
+import { convergeRows, cycleRows, explainRows, floorRows } from './bench-rows';
 import { fmt, markdownTable, median, type Row } from './bench-stats';
 import { imageNodeFlags } from './dockerfile';
 import { loadPodSpec } from './pod-spec';
@@ -54,13 +57,21 @@ async function main(): Promise<void> {
   const cycle: Record<number, CycleRun[]> = {};
   const floor: Record<number, FloorRun[]> = {};
   const livez: LivezRun[] = [];
+  const explain: ExplainRun[] = [];
   let detect: DetectRun[] = [];
   let falseRestarts: FalseRestartRun[] = [];
+  let neverSend: StallRun[] = [];
   const healthRows: Row[] = [];
   const errors: string[] = [];
   let soak: SoakRun | null = null;
   const converge: ConvergeRun[] = [];
 
+  log(
+    `load average at start: ${os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}`,
+  );
   if (args.only.has('cycle')) {
     for (const n of args.sizes) {
       cycle[n] = [];
@@ -97,6 +108,29 @@ async function main(): Promise<void> {
       }
     }
   }
+  if (args.only.has('explain')) {
+    const n = Math.max(...args.sizes);
+    for (let r = 0; r < args.runs; r++) {
+      log(`explain bench: ${n} pending components, requests during a cycle, run ${r + 1}/${args.runs}`);
+      try {
+        const run = await runExplainBench(n, {
+          requests: args.sizes.length === 1 && n <= 1000 ? 100 : 500,
+          timeLimitMs: 120_000,
+          nodeOptions,
+          runtimeEnv,
+          nodeFlags,
+          log,
+        });
+        explain.push(run);
+        log(
+          `  p50 ${fmt(run.p50Ms, 2)} ms, p99 ${fmt(run.p99Ms, 2)} ms, max ${fmt(run.maxMs, 1)} ms over ${run.inCycle} answers during a cycle (${run.sent} sent ${JSON.stringify(run.states)}); CFS lookups p50 ${fmt(run.lookupP50Ms, 2)} ms, p99 ${fmt(run.lookupP99Ms, 2)} ms; load average ${run.loadAverage.map((x) => x.toFixed(2)).join(' ')}`,
+        );
+      } catch (err) {
+        errors.push(`explain ${n} run ${r + 1}: ${(err as Error).message}`);
+        log(`  FAILED: ${(err as Error).message}`);
+      }
+    }
+  }
   if (args.only.has('floor')) {
     for (const n of args.sizes) {
       floor[n] = [];
@@ -130,6 +164,11 @@ async function main(): Promise<void> {
   if (args.only.has('detect')) {
     const r = await runDetectBench(args, log, errors);
     detect = r.runs;
+    healthRows.push(...r.rows);
+  }
+  if (args.only.has('never-send')) {
+    const r = await runNeverSendBench(args, log, errors);
+    neverSend = r.runs;
     healthRows.push(...r.rows);
   }
   if (args.only.has('false-restarts')) {
@@ -210,6 +249,7 @@ async function main(): Promise<void> {
       runs: livez.map((r) => `${r.failed}/${r.sent}`).join(', '),
     });
   }
+  rows.push(...explainRows(explain));
   rows.push(...healthRows);
 
   if (soak) {
@@ -231,6 +271,12 @@ async function main(): Promise<void> {
     });
   }
 
+  log(
+    `load average at end: ${os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}`,
+  );
   const table = markdownTable(rows);
   const stamp = started.toISOString().replace(/[:]/g, '-').replace(/\..*$/, '');
   const outDir = path.join(ROOT, 'bench-results');
@@ -249,7 +295,11 @@ async function main(): Promise<void> {
   };
   writeFileSync(
     path.join(outDir, `${stamp}.json`),
-    JSON.stringify({ meta, cycle, floor, livez, detect, falseRestarts, soak, converge, errors }, null, 2),
+    JSON.stringify(
+      { meta, cycle, explain, floor, livez, detect, neverSend, falseRestarts, soak, converge, errors },
+      null,
+      2,
+    ),
   );
   const md = `# Benchmarks ${started.toISOString()}\n\nNode ${process.version}, ${meta.cpus} CPUs, ${args.runs} run(s) each, batcher NODE_OPTIONS=${nodeOptions}, node flags ${nodeFlags.join(' ') || '(none)'}, ${JSON.stringify(runtimeEnv)}, simulator transport ${args.transport}, tracing ${args.tracing ? 'on (OTLP/HTTP to a local sink)' : 'off'}.\n\n${table}\n${errors.length ? `\nErrors:\n${errors.map((e) => `- ${e}`).join('\n')}\n` : ''}`;
   writeFileSync(path.join(outDir, `${stamp}.md`), md);

@@ -275,8 +275,15 @@ function option(argv: string[], name: string, fallback: string): string {
   return i >= 0 && argv[i + 1] ? (argv[i + 1] as string) : fallback;
 }
 
+export const USAGE = `usage: node scripts/dist/images-check.js [--engine docker|podman] [--tag TAG] [--batcher IMAGE]
+       [--sidecar IMAGE] [--env NAME=VALUE]... [--help]   (IMAGES_CHECK_LOGS=1 prints the containers' logs)`;
+
 /** CLI: prints the figures as lines and one JSON object; exit 1 when something did not hold. */
 async function main(argv: string[]): Promise<number> {
+  if (argv.includes('--help')) {
+    console.log(USAGE);
+    return 0;
+  }
   const tag = option(argv, '--tag', '0.1.0');
   const engine = option(argv, '--engine', '');
   const detected = await detectEngine<Engine>(

@@ -1,7 +1,7 @@
 /**
- * `npm run images [-- --standin] [-- --check] [-- --engine docker|podman|buildah]`: builds both images with the
- * first engine that works here (docker, podman, buildah), prints each build's time and size, and with --check runs
- * the image check (images-check.ts) on what it built. Settings are environment variables, declared once below.
+ * `npm run images` (options in USAGE): builds both images with the first engine that works here (docker, podman,
+ * buildah; ENGINE picks one), prints each build's time and size, and with --check runs the image check
+ * (images-check.ts) on what it built. Settings are environment variables, declared once below.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
@@ -12,6 +12,12 @@ import { checkImages } from './images-check';
 import { type BuildEngine, detectEngine, imageExists, imageSize } from './images-engine';
 
 const ROOT = path.resolve(__dirname, '..', '..');
+
+export const USAGE = `usage: npm run images -- [--standin] [--check] [--help]
+  --standin  build on local stand-in bases (scripts/images/standin-bases.sh: mmdebstrap, podman or buildah)
+  --check    then run both images as the manifest does (images-check.ts: docker or podman, runc)
+  settings are environment variables: ENGINE=docker|podman|buildah, IMAGE_TAG, BUILD_IMAGE, RUNTIME_IMAGE,
+  EXTRA_CA_CERTS, NPM_REGISTRY, BUILD_ISOLATION (docs/deployment.md)`;
 
 /** The images, named as in manifests/base. */
 export const IMAGES = [
@@ -74,9 +80,13 @@ function run(cmd: string[]): Promise<number> {
 }
 
 export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  if (argv.includes('--help')) {
+    console.log(USAGE);
+    return 0;
+  }
   const bad = argv.find((a) => !['--standin', '--check'].includes(a));
   if (bad) {
-    console.error(`images: unknown argument ${bad} (use --standin, --check)`);
+    console.error(`images: unknown argument ${bad}\n${USAGE}`);
     return 2;
   }
   const s = settingsFrom(env);

@@ -10,6 +10,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { UsageError, parseArgs } from './local-pod-args';
+import { demoNode, explainExample } from './local-pod-explain';
 import { statusLine, type Summary } from './local-pod-status';
 import { freePort, portFree } from './net';
 import { LocalPod, MANIFEST_HEALTH_PORT } from './pod';
@@ -142,7 +143,7 @@ async function main(argv: readonly string[]): Promise<number> {
   const live = batcherSpec.probes.liveness;
   say(`cfs-sim      ${cfsUrl} (faults: POST http://127.0.0.1:${simPort}/__sim/faults)`);
   say(`sidecar      http://127.0.0.1:${healthPort}/status   http://127.0.0.1:${healthPort}/metrics`);
-  say(`batcher      http://127.0.0.1:${metricsPort}/metrics`);
+  say(`batcher      http://127.0.0.1:${metricsPort}/metrics   http://127.0.0.1:${metricsPort}/explain/{id}`);
   if (live) {
     say(
       `liveness     ${live.path} every ${live.periodSeconds} s, timeout ${live.timeoutSeconds} s, ` +
@@ -151,6 +152,11 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   say(`logs in      ${path.relative(root, runDir)}/   heartbeat ${heartbeatPath}`);
   say('try          kill -STOP <batcher pid>   (Ctrl-C stops everything)');
+  const demo = demoNode(scenario);
+  if (demo !== null)
+    void explainExample(heartbeatPath, metricsPort, demo).then((line) => {
+      if (line !== null) say(`explain      ${line}`);
+    });
 
   const summary: Summary = {
     components: {},

@@ -7,7 +7,8 @@ import http from 'node:http';
 import { readHeartbeat } from '@cfs-batcher/shared';
 import type { SidecarConfig } from './config';
 import { Tracker, type Now } from './history';
-import { evaluate, evaluateStartup } from './verdict';
+import { evaluateStartup } from './startup-gate';
+import { evaluate } from './verdict';
 
 export type CheckKind = 'live' | 'startup';
 
@@ -50,8 +51,9 @@ export async function standaloneCheck(config: SidecarConfig, kind: CheckKind, no
   const tracker = new Tracker({ wallMs: now.wallMs - t.startupGraceMs - 1, monoMs: now.monoMs - t.startupGraceMs - 1 });
   const read = await readHeartbeat(config.heartbeatPath);
   const cfs = { latest: null, lastSuccess: null };
-  const observed = tracker.observe(read, cfs, now, t.cfsStaleMs);
-  // One read cannot see the sequence advance: back-date the sidecar's sightings to the file's own stamps.
+  const observed = tracker.observe(read, cfs, now, t);
+  // One read cannot see the sequence advance: back-date the sidecar's sightings to the file's own stamps, and let the
+  // file's age stand for "seen advancing" (the startup gate then asks that it be a few seconds old at most).
   const cur = observed.current;
   const hb = observed.lastGood;
   const ago = (ms: number): number => now.monoMs - Math.max(0, now.wallMs - ms);
@@ -61,6 +63,7 @@ export async function standaloneCheck(config: SidecarConfig, kind: CheckKind, no
           ...observed,
           current: {
             ...cur,
+            proven: true,
             advancedAtMono: ago(hb.written_at_ms),
             rewrittenSeenMono: ago(hb.written_at_ms),
             phaseSeenMono: ago(hb.phase_started_at_ms),

@@ -1,12 +1,15 @@
 /**
  * What the sidecar remembers between evaluations. The heartbeat file alone cannot say whether the batcher is making
  * progress (a copied or rewritten file looks fresh), so the sidecar records, on its own monotonic clock, when it saw
- * the sequence advance, when it first saw each instance and phase, and the stall clock of the progress rule.
+ * the sequence advance, when it first saw each instance and phase, and the stall clock of the progress rule
+ * (stall-clock.ts).
  *
  * `observe` is pure: (previous history, new read, CFS cache, now) -> next history.
  */
 import type { Heartbeat, HeartbeatReadResult } from '@cfs-batcher/shared';
 import { heartbeatExt } from './heartbeat-ext';
+import { firstSight, seenChange } from './stamp-seen';
+import { initialStallClock, observeStall, type StallClock } from './stall-clock';
 
 /** Wall clock (epoch ms, comparable with the batcher's timestamps) and the sidecar's monotonic clock. */
 export interface Now {
@@ -52,17 +55,11 @@ export interface InstanceTrack {
   /** progress.last_cfs_answer_ms as last seen, and when the sidecar saw it change (null: no answer, or unknown). */
   lastCfsAnswerMs: number | null;
   answerSeenMono: number | null;
+  /** cfs.last_error.at_ms as last seen, and when the sidecar saw it change (an older batcher's only trouble report). */
+  lastCfsErrorMs: number | null;
+  errorSeenMono: number | null;
   phaseKey: string;
   phaseSeenMono: number;
-}
-
-export interface StallClock {
-  sinceMono: number | null;
-  instanceId: string | null;
-  sessionsCreatedTotal: number | null;
-  lastSessionCreatedMs: number | null;
-  /** at_ms of the heartbeat's last CFS error when last seen: a new one is activity (CFS refused, the loop tried). */
-  lastCfsErrorMs: number | null;
 }
 
 export interface History {
@@ -95,28 +92,11 @@ export function initialHistory(now: Now): History {
     restarts: 0,
     instancesSeen: [],
     cycleSamples: [],
-    stall: {
-      sinceMono: null,
-      instanceId: null,
-      sessionsCreatedTotal: null,
-      lastSessionCreatedMs: null,
-      lastCfsErrorMs: null,
-    },
+    stall: initialStallClock(),
   };
 }
 
 const phaseKeyOf = (hb: Heartbeat): string => `${hb.phase}@${hb.phase_started_at_ms}`;
-
-/** Pure: a batcher timestamp as last seen, and when the sidecar saw it change (its own clock, never the file's). */
-function seenChange(
-  prevValue: number | null,
-  prevMono: number | null,
-  value: number | null,
-  nowMono: number,
-): [number | null, number | null] {
-  if (value === null) return [null, null];
-  return value !== prevValue || prevMono === null ? [value, nowMono] : [value, prevMono];
-}
 
 /** Pure: folds one heartbeat read into the instance track. */
 function observeHeartbeat(prev: History, read: HeartbeatReadResult, now: Now): History {
@@ -145,9 +125,11 @@ function observeHeartbeat(prev: History, read: HeartbeatReadResult, now: Now): H
       latestWrittenAtMs: hb.written_at_ms,
       rewrittenSeenMono: now.monoMs,
       lastAttemptMs: ext.creating?.last_attempt_ms ?? null,
-      attemptSeenMono: ext.creating?.last_attempt_ms != null ? now.monoMs : null,
+      attemptSeenMono: firstSight(hb, ext.creating?.last_attempt_ms ?? null, now),
       lastCfsAnswerMs: ext.lastCfsAnswerMs,
-      answerSeenMono: ext.lastCfsAnswerMs !== null ? now.monoMs : null,
+      answerSeenMono: firstSight(hb, ext.lastCfsAnswerMs, now),
+      lastCfsErrorMs: hb.cfs.last_error?.at_ms ?? null,
+      errorSeenMono: firstSight(hb, hb.cfs.last_error?.at_ms ?? null, now),
       phaseKey: phaseKeyOf(hb),
       phaseSeenMono: now.monoMs,
     };
@@ -173,8 +155,16 @@ function observeHeartbeat(prev: History, read: HeartbeatReadResult, now: Now): H
     ext.lastCfsAnswerMs,
     now.monoMs,
   );
+  const [lastCfsErrorMs, errorSeenMono] = seenChange(
+    cur.lastCfsErrorMs,
+    cur.errorSeenMono,
+    (advanced ? hb : (prev.lastGood ?? hb)).cfs.last_error?.at_ms ?? null,
+    now.monoMs,
+  );
   next.current = {
     ...cur,
+    lastCfsErrorMs,
+    errorSeenMono,
     rewrittenSeenMono: hb.written_at_ms > cur.latestWrittenAtMs ? now.monoMs : cur.rewrittenSeenMono,
     lastAttemptMs,
     attemptSeenMono,
@@ -205,68 +195,21 @@ export function usableCfs(cfs: CfsCache, now: Now, staleMs: number): CfsObservat
   return o;
 }
 
-/**
- * What the stall clock may use: the latest observation when usable; 'hold' when only the latest poll failed and a
- * success is still recent (one flaky answer must neither reset nor advance the rule); null when CFS is unknown.
- */
-function stallInput(cfs: CfsCache, now: Now, staleMs: number): CfsObservation | null | 'hold' {
-  const usable = usableCfs(cfs, now, staleMs);
-  if (usable) return usable;
-  const ok = cfs.lastSuccess;
-  return cfs.latest && !cfs.latest.ok && ok && now.monoMs - ok.atMono <= staleMs ? 'hold' : null;
+/** The thresholds `observe` needs (a Thresholds satisfies it). */
+export interface ObserveLimits {
+  cfsStaleMs: number;
+  tryingMarginMs: number;
 }
 
-/**
- * Pure: the stall clock of the progress rule. It runs while CFS shows pending components, the batcher is enabled,
- * not backing off, not waiting on CFS, and no batcher session is active; any progress signal restarts it.
- */
-function observeStall(
-  prev: StallClock,
-  hb: Heartbeat | null,
-  cfs: CfsObservation | null | 'hold',
-  now: Now,
-): StallClock {
-  if (!hb)
-    return {
-      sinceMono: null,
-      instanceId: null,
-      sessionsCreatedTotal: null,
-      lastSessionCreatedMs: null,
-      lastCfsErrorMs: null,
-    };
-  const sameInstance = prev.instanceId === hb.instance_id;
-  const lastErrorMs = hb.cfs.last_error?.at_ms ?? null;
-  const created =
-    !sameInstance ||
-    (prev.sessionsCreatedTotal !== null && hb.counters.sessions_created_total > prev.sessionsCreatedTotal) ||
-    (hb.counters.last_session_created_ms !== null &&
-      hb.counters.last_session_created_ms !== prev.lastSessionCreatedMs) ||
-    // A new CFS error (e.g. a refused session create) means the batcher is trying and CFS says no: not a stall.
-    (lastErrorMs !== null && lastErrorMs !== prev.lastCfsErrorMs);
-  const base = {
-    instanceId: hb.instance_id,
-    sessionsCreatedTotal: hb.counters.sessions_created_total,
-    lastSessionCreatedMs: hb.counters.last_session_created_ms,
-    lastCfsErrorMs: lastErrorMs,
-  };
-  if (cfs === 'hold') return { ...base, sinceMono: created && prev.sinceMono !== null ? now.monoMs : prev.sinceMono };
-  // pending_seen: components the batcher itself could schedule; records it must skip are not its stall.
-  const applicable =
-    cfs !== null && !hb.disabled && !hb.backoff.active && !hb.phase_is_wait && hb.counters.pending_seen > 0;
-  if (!applicable || cfs.pendingComponents !== true || cfs.activeSession) return { ...base, sinceMono: null };
-  if (created || prev.sinceMono === null) return { ...base, sinceMono: now.monoMs };
-  return { ...base, sinceMono: prev.sinceMono };
-}
-
-export function observe(
-  prev: History,
-  read: HeartbeatReadResult,
-  cfs: CfsCache,
-  now: Now,
-  cfsStaleMs: number,
-): History {
+export function observe(prev: History, read: HeartbeatReadResult, cfs: CfsCache, now: Now, t: ObserveLimits): History {
   const next = observeHeartbeat(prev, read, now);
-  next.stall = observeStall(prev.stall, next.lastGood, stallInput(cfs, now, cfsStaleMs), now);
+  next.stall = observeStall(prev.stall, {
+    hb: next.lastGood,
+    track: next.current,
+    cfs: usableCfs(cfs, now, t.cfsStaleMs),
+    now,
+    tryingMarginMs: t.tryingMarginMs,
+  });
   return next;
 }
 
@@ -290,8 +233,8 @@ export class Tracker {
   get history(): History {
     return this.h;
   }
-  observe(read: HeartbeatReadResult, cfs: CfsCache, now: Now, cfsStaleMs: number): History {
-    this.h = observe(this.h, read, cfs, now, cfsStaleMs);
+  observe(read: HeartbeatReadResult, cfs: CfsCache, now: Now, t: ObserveLimits): History {
+    this.h = observe(this.h, read, cfs, now, t);
     return this.h;
   }
 }

@@ -2,6 +2,7 @@
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { CREATING_STATES, heartbeatExt } from './heartbeat-ext';
 import type { CfsCache, History } from './history';
+import { CLOCK_RESET_REASONS, type ClockResetReason } from './stall-clock';
 import { REASONS, type Verdict } from './verdict';
 
 export const PROBE_PATHS = ['/livez', '/startupz', '/healthz', '/readyz', '/status', '/metrics'] as const;
@@ -22,8 +23,10 @@ export class SidecarMetrics {
   private readonly pendingCap: Gauge;
   private readonly createsCap: Gauge;
   private readonly unwritten: Gauge;
+  private readonly clockResets: Counter<'reason'>;
   readonly probes: Counter<'path' | 'code'>;
   private restartsCounted = 0;
+  private readonly resetsCounted = new Map<ClockResetReason, number>();
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
@@ -67,7 +70,13 @@ export class SidecarMetrics {
     });
     this.stall = new Gauge({
       name: 'cfs_batcher_health_pending_stall_seconds',
-      help: 'How long components have been pending with no batcher session progress',
+      help: 'Stall clock of the progress rule: seconds schedulable work has waited with no batcher session created or active, CFS trouble excluded (0 while stopped)',
+      registers,
+    });
+    this.clockResets = new Counter({
+      name: 'cfs_batcher_health_progress_clock_resets_total',
+      help: 'Times the running stall clock of the progress rule went back to zero, by reason',
+      labelNames: ['reason'],
       registers,
     });
     this.probes = new Counter({
@@ -104,6 +113,7 @@ export class SidecarMetrics {
     });
     for (const reason of REASONS) this.verdict.set({ reason }, 0);
     for (const state of CREATING_STATES) this.creating.set({ state }, 0);
+    for (const reason of CLOCK_RESET_REASONS) this.clockResets.inc({ reason }, 0);
     for (const g of [
       this.hbAge,
       this.hbTimestamp,
@@ -130,6 +140,12 @@ export class SidecarMetrics {
     if (h.restarts > this.restartsCounted) {
       this.restarts.inc(h.restarts - this.restartsCounted);
       this.restartsCounted = h.restarts;
+    }
+    for (const reason of CLOCK_RESET_REASONS) {
+      const n = h.stall.resets[reason];
+      const counted = this.resetsCounted.get(reason) ?? 0;
+      if (n > counted) this.clockResets.inc({ reason }, n - counted);
+      this.resetsCounted.set(reason, n);
     }
     const o = cfs.latest;
     this.cfsReachable.set(o ? (o.ok ? 1 : 0) : Number.NaN);

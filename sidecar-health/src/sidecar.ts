@@ -14,7 +14,8 @@ import type { SidecarConfig } from './config';
 import { Tracker, type CfsCache, type Now } from './history';
 import { SidecarMetrics } from './metrics';
 import { buildStatus, type Evaluation } from './status';
-import { evaluate, evaluateStartup } from './verdict';
+import { evaluateStartup } from './startup-gate';
+import { evaluate } from './verdict';
 
 const log = getLogger('sidecar.health');
 
@@ -106,7 +107,7 @@ export function createSidecar(config: SidecarConfig, deps: SidecarDeps = {}): Si
   async function refresh(): Promise<Evaluation> {
     const [hbRead] = await Promise.all([read(config.heartbeatPath), checkVolume()]);
     const now = clock();
-    const history = tracker.observe(hbRead, cfs, now, t.cfsStaleMs);
+    const history = tracker.observe(hbRead, cfs, now, t);
     const verdict = evaluate({ now, heartbeatRead: hbRead, history, cfs, thresholds: t });
     const startup = evaluateStartup(verdict, history, now, t);
     const next: Evaluation = { now, read: hbRead, history, cfs: { ...cfs }, verdict, startup };

@@ -3,7 +3,8 @@ import type { HeartbeatReadResult } from '@cfs-batcher/shared';
 import type { Thresholds } from './config';
 import { heartbeatExt } from './heartbeat-ext';
 import { cycleRatePerMinute, type CfsCache, type History, type Now } from './history';
-import { progressDeadlineMs, type StartupVerdict, type Verdict } from './verdict';
+import type { StartupVerdict } from './startup-gate';
+import { progressDeadlineMs, type Verdict } from './verdict';
 
 export interface Evaluation {
   now: Now;
@@ -85,8 +86,17 @@ export function buildStatus(
       active_batcher_session: cfs.lastSuccess?.activeSession ?? null,
     },
     progress: {
-      stall_seconds: sec(v.details.stallMs),
+      // The stall clock (stall-clock.ts): stopped, running, or paused while CFS is in trouble.
+      clock: h.stall.stallMs === null ? 'stopped' : h.stall.pausedBy ? 'paused' : 'running',
+      stall_seconds: sec(h.stall.stallMs),
+      excused_seconds: h.stall.stallMs === null ? null : sec(h.stall.excusedMs),
       deadline_seconds: sec(progressDeadlineMs(hb, t)),
+      stopped_reason: h.stall.stoppedBy,
+      paused_reason: h.stall.pausedBy,
+      last_reset_reason: h.stall.lastReset?.reason ?? null,
+      last_reset_seconds_ago: h.stall.lastReset ? sec(now.monoMs - h.stall.lastReset.atMono) : null,
+      running_for_seconds: h.stall.runSinceMono === null ? null : sec(now.monoMs - h.stall.runSinceMono),
+      resets: h.stall.resets,
       cfs_trouble: v.details.cfsTrouble,
     },
     restarts_seen: h.restarts,

@@ -6,6 +6,7 @@ import { CFS_OPTION_DEFAULTS, WAIT_PHASES, type Heartbeat, type HeartbeatReadRes
 import type { Thresholds } from './config';
 import { TROUBLE_STATES, heartbeatExt } from './heartbeat-ext';
 import { usableCfs, type CfsCache, type History, type Now } from './history';
+import { tryingLimitFor } from './stall-clock';
 
 export const REASONS = [
   'ok',
@@ -56,7 +57,7 @@ export interface Verdict {
 }
 
 /** Whole seconds, with one decimal below 10 s so a short limit and its overrun do not print the same. */
-const secs = (ms: number): string =>
+export const secs = (ms: number): string =>
   Math.abs(ms) < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`;
 
 /**
@@ -70,7 +71,7 @@ export function freshnessLimitMs(hb: Heartbeat | null, t: Thresholds): number {
 
 /** Pure: how long the batcher may go without trying CFS while it claims CFS trouble (2 x live interval + margin). */
 export function tryingLimitMs(hb: Heartbeat, t: Thresholds): number {
-  return 2 * hb.options.batcher_check_interval * 1000 + t.tryingMarginMs;
+  return tryingLimitFor(hb, t.tryingMarginMs);
 }
 
 const sinceSeen = (now: Now, mono: number | null): number | null =>
@@ -192,22 +193,23 @@ export function evaluate(input: EvaluateInput): Verdict {
 
   const deadline = progressDeadlineMs(hb, t);
   details.progressDeadlineMs = deadline;
-  if (h.stall.sinceMono !== null && usableCfs(cfs, now, t.cfsStaleMs)) {
-    const stall = now.monoMs - h.stall.sinceMono;
+  // Judged only on a fresh CFS answer: while the sidecar cannot see CFS the clock is paused anyway (stall-clock.ts).
+  if (h.stall.stallMs !== null && usableCfs(cfs, now, t.cfsStaleMs)) {
+    const stall = h.stall.stallMs;
     details.stallMs = stall;
-    if (stall > deadline) {
-      const trouble = cfsTroubleExcuse(hb, details, t);
-      if (!trouble.excused) {
-        const why =
-          trouble.text ??
-          `batcher phase ${hb.phase}, cycle ${hb.cycle}, ${hb.counters.sessions_created_total} sessions created by this instance`;
-        return fail(
-          'no_progress',
-          `components pending in CFS for ${secs(stall)} with no batcher session created or active (deadline ${secs(deadline)}); ${why}`,
-        );
-      }
-      details.cfsTrouble = trouble.text;
+    const trouble = cfsTroubleExcuse(hb, details, t);
+    if (stall > deadline && !trouble.excused) {
+      const why =
+        trouble.text ??
+        `batcher phase ${hb.phase}, cycle ${hb.cycle}, ${hb.counters.sessions_created_total} sessions created by this instance`;
+      const excused = h.stall.excusedMs > 0 ? ` (plus ${secs(h.stall.excusedMs)} excused as CFS trouble)` : '';
+      const since = h.stall.lastReset ? `, clock last restarted by ${h.stall.lastReset.reason}` : '';
+      return fail(
+        'no_progress',
+        `components pending in CFS for ${secs(stall)}${excused} with no batcher session created or active (deadline ${secs(deadline)}${since}); ${why}`,
+      );
     }
+    if (trouble.excused) details.cfsTrouble = trouble.text;
   }
 
   const readNote = read.ok
@@ -242,40 +244,4 @@ function cfsTroubleExcuse(hb: Heartbeat, d: VerdictDetails, t: Thresholds): { ex
     return { excused: true, text: `${what}, last try ${secs(age)} ago (limit ${secs(limit)})` };
   const last = age === null ? 'never seen trying' : `last try seen ${secs(age)} ago`;
   return { excused: false, text: `batcher reports ${what} but has stopped trying: ${last} (limit ${secs(limit)})` };
-}
-
-export interface StartupVerdict {
-  ready: boolean;
-  message: string;
-}
-
-/**
- * Pure: the startupProbe gate. Ready once the CURRENT instance (one that started within the grace, or that replaced
- * another while the sidecar watched, recently) has a fresh heartbeat: this absorbs the stale file a previous
- * instance left on the shared volume.
- */
-export function evaluateStartup(v: Verdict, h: History, now: Now, t: Thresholds): StartupVerdict {
-  const hb = h.lastGood;
-  const cur = h.current;
-  if (!hb || !cur) return { ready: false, message: 'no heartbeat from the batcher yet' };
-  // On first sight only the file's own stamp can tell a stale file left by a previous instance; once the sidecar has
-  // seen the sequence advance its own clock decides (a wall-clock jump then delays nothing).
-  const fresh =
-    v.details.heartbeatAgeMs !== null &&
-    v.details.heartbeatAgeMs <= v.details.silenceLimitMs &&
-    (cur.proven || now.wallMs - hb.written_at_ms <= v.details.silenceLimitMs);
-  const startedAgo = now.wallMs - hb.started_at_ms;
-  const replacedAgo = now.monoMs - cur.firstSeenMono;
-  const recent = startedAgo <= t.startupGraceMs || (!cur.initial && replacedAgo <= t.startupGraceMs);
-  if (!recent) {
-    return {
-      ready: false,
-      message: `heartbeat is from instance ${hb.instance_id} started ${secs(startedAgo)} ago (older than the startup grace ${secs(t.startupGraceMs)}): waiting for the new instance`,
-    };
-  }
-  if (!fresh) return { ready: false, message: `instance ${hb.instance_id} has no fresh heartbeat: ${v.message}` };
-  return {
-    ready: true,
-    message: `instance ${hb.instance_id} started ${secs(startedAgo)} ago and wrote a fresh heartbeat (sequence ${hb.sequence})`,
-  };
 }

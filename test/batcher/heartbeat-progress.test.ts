@@ -158,3 +158,34 @@ it('start times are reported as wall time, stable from write to write, and keep 
   // one hour later on the wall clock, and the phase is still 1.7 s old
   expect(await read()).toMatchObject({ phase_started_at_ms: 4_600_000, written_at_ms: 4_601_700 });
 });
+
+it('reports a stored instant the same at every write while the two clocks drift by fractions of a millisecond', async () => {
+  // The sidecar reads a change of last_session_created_ms (and of the other stamps) as news: a stamp that flips
+  // between two adjacent milliseconds from write to write would read as a session created at every beat.
+  let wall = 1_700_000_000_000;
+  let mono = 5_000.25;
+  const createdAt = 4_000.6; // a monotonic instant the state holds
+  const file = path.join(dir, 'hb.json');
+  const seen: number[] = [];
+  const w = new HeartbeatWriter(
+    file,
+    () => wall,
+    mono,
+    (offset) => {
+      const stamp = Math.floor(createdAt + offset);
+      seen.push(stamp);
+      return { ...body(), counters: { ...body().counters, last_session_created_ms: stamp } };
+    },
+    undefined,
+    () => mono,
+  );
+  for (let i = 0; i < 6; i++) {
+    wall += 1000;
+    mono += 1000 + (i % 2 === 0 ? 0.45 : -0.45);
+    await w.stamp('collect');
+  }
+  expect(seen).toHaveLength(6);
+  expect(new Set(seen).size).toBe(1);
+  const r = await readHeartbeat(file);
+  expect(r.ok && r.heartbeat.counters.last_session_created_ms).toBe(seen[0]);
+});

@@ -1,7 +1,7 @@
 /**
- * Contract: every request the client can send conforms to the real CFS OpenAPI spec (paths, query parameters and
+ * Contract: every request the client can send conforms to the CFS v3 contract document (paths, query parameters and
  * their types, request bodies). The client talks to a recording server on 127.0.0.1; each captured request is
- * validated with Ajv against the dereferenced spec.
+ * validated with Ajv against the dereferenced document.
  */
 import { CfsClient } from '@cfs-batcher/shared';
 import { json, startFakeServer, type FakeServer } from '../client/fake-server';

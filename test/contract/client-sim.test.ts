@@ -1,10 +1,10 @@
 /**
  * Contract, both ways at once: the real client drives every call it has against the simulator while the simulator
- * validates each request and each of its responses against the CFS OpenAPI spec (express-openapi-validator); the
+ * validates each request and each of its responses against the CFS v3 contract document (express-openapi-validator); the
  * client's own zod schemas must accept every answer. Any rejection on either side fails the test.
  */
 import { CfsClient, CfsError, setLogSilent } from '@cfs-batcher/shared';
-import { createSimulator, findSpec, type Simulator } from '@cfs-batcher/cfs-sim';
+import { createSimulator, type Simulator } from '@cfs-batcher/cfs-sim';
 
 setLogSilent(true);
 const REPO = 'https://api-gw-service-nmn.local/vcs/cray/cos-config-management.git';
@@ -14,9 +14,7 @@ let sim: Simulator;
 let client: CfsClient;
 
 beforeAll(async () => {
-  const specPath = findSpec();
-  if (!specPath) throw new Error('the CFS OpenAPI spec is required for the contract test (CFS_OPENAPI_SPEC)');
-  sim = createSimulator({ operator: { paused: true }, validateWithSpec: { specPath } });
+  sim = createSimulator({ operator: { paused: true }, validateWithSpec: true });
   sim.state.putConfiguration({
     name: 'cfg',
     layers: [{ name: 'cos', clone_url: REPO, commit: SHA, playbook: 'site.yml' }],

@@ -1,20 +1,25 @@
 /**
- * The real CFS OpenAPI spec, dereferenced, and an Ajv-based validator for requests and responses.
- * The spec is not part of this repository: it is read from CFS_OPENAPI_SPEC or ../shared/reference beside the repo.
+ * The project's CFS v3 contract document (cfs-sim/contract/cfs-v3.yaml), dereferenced, and an Ajv-based validator
+ * for requests and responses. test/contract/drift.test.ts checks that document against the published CFS spec
+ * where that is at hand (publishedSpecPath).
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import Ajv, { type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
+import { CONTRACT_SPEC } from '@cfs-batcher/cfs-sim';
 
-export function findSpecPath(): string {
-  const fromEnv = process.env.CFS_OPENAPI_SPEC;
-  if (fromEnv && existsSync(fromEnv)) return fromEnv;
+export { CONTRACT_SPEC };
+
+/**
+ * The published CFS OpenAPI document, optional: CFS_OPENAPI_SPEC, else shared/reference/cfs-openapi.yaml in the
+ * folder that holds this repository (where the project's shared files sit beside its clone). Undefined when absent.
+ */
+export function publishedSpecPath(env: NodeJS.ProcessEnv = process.env): string | undefined {
   const repoRoot = path.resolve(__dirname, '..', '..');
-  const candidate = path.resolve(repoRoot, '..', 'shared', 'reference', 'cfs-openapi.yaml');
-  if (existsSync(candidate)) return candidate;
-  throw new Error(`CFS OpenAPI spec not found: set CFS_OPENAPI_SPEC or place it at ${candidate}`);
+  const candidates = [env.CFS_OPENAPI_SPEC, path.resolve(repoRoot, '..', 'shared', 'reference', 'cfs-openapi.yaml')];
+  return candidates.find((c): c is string => !!c && existsSync(c));
 }
 
 type Schema = Record<string, unknown>;
@@ -65,8 +70,8 @@ function directional(schema: unknown, drop: 'readOnly' | 'writeOnly', seen = new
   return out;
 }
 
-export async function loadSpecValidator(): Promise<SpecValidator> {
-  const api = (await SwaggerParser.dereference(findSpecPath())) as unknown as {
+export async function loadSpecValidator(specPath: string = CONTRACT_SPEC): Promise<SpecValidator> {
+  const api = (await SwaggerParser.dereference(specPath)) as unknown as {
     paths: Record<string, Record<string, Operation>>;
   };
   const ajv = new Ajv({ strict: false, allErrors: true, coerceTypes: false });

@@ -1,7 +1,8 @@
 /**
  * `npm run images` and the image check. The build runs against stub engines on PATH (which engine it picks, what it
  * passes); the check runs the real images when an engine and both built images are on this machine (`npm run
- * images`, see docs/deployment.md#images), and is skipped otherwise: CI machines have no container engine.
+ * images`, see docs/deployment.md#images), and is skipped and listed at the end of the run otherwise. .ci/run
+ * builds them first (podman, runc, mmdebstrap), so under CI their absence is a failure.
  */
 import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -10,6 +11,7 @@ import { setLogSilent } from '@cfs-batcher/shared';
 import { checkImages } from '../../scripts/src/images-check';
 import type { Engine } from '../../scripts/src/images-engine';
 import { main } from '../../scripts/src/images';
+import { describeWith } from '../helpers/requires';
 import { makeTempDir } from '../helpers/tmp';
 import { ROOT } from './manifest-helpers';
 
@@ -129,7 +131,13 @@ function engineWithImages(): Engine | null {
 }
 const engine = engineWithImages();
 
-(engine ? describe : describe.skip)(`the built images (${engine ?? 'no engine with both images'})`, () => {
+const builtImages = {
+  what: 'the built images',
+  missing: engine ? undefined : `no docker or podman here holds ${IMAGES.batcher} and ${IMAGES.sidecar}`,
+  enable: 'npm run images -- --standin (podman, runc and mmdebstrap: apt-get install podman runc mmdebstrap)',
+};
+
+describeWith(builtImages, `the built images (${engine ?? 'none'})`, () => {
   beforeAll(() => setLogSilent(true));
   afterAll(() => setLogSilent(false));
 

@@ -147,5 +147,9 @@ describe('npm start (built local pod)', () => {
     expect(summary.components.configured ?? 0).toBeGreaterThan(0);
     expect(summary.batcherRestarts).toBe(0);
     expect(out).toMatch(/cfs-batcher: started pid \d+/);
+    // One explain answer for the demo node, with the command that gives it.
+    expect(out).toMatch(
+      /explain {6}x3000c0s1b0n0: [A-Z][^\n]*\. {3}\(node batcher\/dist\/explain\.js x3000c0s1b0n0 --url /,
+    );
   }, 120_000);
 });

@@ -1,6 +1,7 @@
 /**
  * The kustomize manifests: every overlay renders, every object passes the Kubernetes schema, and the values the
  * design depends on (probes, thresholds, security, resources, ports, env names) hold in what is really applied.
+ * Rendering is kubectl kustomize's: without kubectl every block is skipped and listed at the end of the run.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -11,11 +12,13 @@ import request from 'supertest';
 import { setLogSilent } from '@cfs-batcher/shared';
 import { createSidecar, configFromEnv } from '@cfs-batcher/sidecar-health';
 import { loadPodSpec, podSpecFromDocuments } from '../../scripts/src/pod-spec';
+import { describeWithTool } from '../helpers/requires';
 import {
   container,
   envNamesReadBy,
   envValue,
   find,
+  KUBECTL,
   kustomizeDirs,
   quantity,
   render,
@@ -26,9 +29,15 @@ import {
 const BATCHER = 'cfs-batcher';
 const SIDECAR = 'health-sidecar';
 const dirs = kustomizeDirs();
-const rendered = new Map<string, K8sObject[]>(dirs.map((d) => [d, render(d)]));
-const base = rendered.get('manifests/base')!;
-const csm = rendered.get('manifests/overlays/csm')!;
+// Rendered before the first test that runs (never while jest collects, so a machine without kubectl skips).
+const rendered = new Map<string, K8sObject[]>();
+let base: K8sObject[];
+let csm: K8sObject[];
+beforeAll(() => {
+  for (const d of dirs) rendered.set(d, render(d));
+  base = rendered.get('manifests/base')!;
+  csm = rendered.get('manifests/overlays/csm')!;
+});
 
 /** Validates one object with its kubernetes-models class, or by hand for the prometheus-operator CRDs. */
 function validate(o: K8sObject): void {
@@ -67,40 +76,42 @@ function validate(o: K8sObject): void {
   }
 }
 
-describe.each(dirs)('kustomize %s', (dir) => {
-  const objs = rendered.get(dir)!;
+for (const dir of dirs)
+  describeWithTool(KUBECTL, `kustomize ${dir}`, () => {
+    let objs: K8sObject[];
+    beforeAll(() => (objs = rendered.get(dir)!));
 
-  it('renders the Deployment, the metrics Service and the ConfigMaps', () => {
-    expect(objs.map((o) => o.kind)).toEqual(expect.arrayContaining(['Deployment', 'Service', 'ConfigMap']));
+    it('renders the Deployment, the metrics Service and the ConfigMaps', () => {
+      expect(objs.map((o) => o.kind)).toEqual(expect.arrayContaining(['Deployment', 'Service', 'ConfigMap']));
+    });
+
+    it('every object validates against its schema', () => {
+      for (const o of objs) expect(() => validate(o)).not.toThrow();
+    });
+
+    it('every env var a container sets is one its program (or Node/OTel) reads', () => {
+      const deploy = find(objs, 'Deployment', 'cfs-batcher');
+      const runtime = (n: string) =>
+        ['NODE_OPTIONS', 'MALLOC_ARENA_MAX'].includes(n) ||
+        n.startsWith('OTEL_') ||
+        ['POD_NAME', 'POD_NAMESPACE', 'CONTAINER_NAME'].includes(n);
+      const readers: Record<string, Set<string>> = {
+        [BATCHER]: envNamesReadBy('batcher/src', 'shared/src'),
+        [SIDECAR]: envNamesReadBy('sidecar-health/src', 'shared/src'),
+      };
+      for (const name of [BATCHER, SIDECAR]) {
+        const c = container(deploy, name);
+        const unknown = (c.env as Array<{ name: string }>)
+          .map((e) => e.name)
+          .filter((n) => !runtime(n) && !readers[name]!.has(n));
+        expect({ container: name, unknown }).toEqual({ container: name, unknown: [] });
+      }
+      const cm = objs.find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('cfs-batcher-otel'))!;
+      expect(Object.keys(cm.data).filter((k) => !k.startsWith('OTEL_'))).toEqual([]);
+    });
   });
 
-  it('every object validates against its schema', () => {
-    for (const o of objs) expect(() => validate(o)).not.toThrow();
-  });
-
-  it('every env var a container sets is one its program (or Node/OTel) reads', () => {
-    const deploy = find(objs, 'Deployment', 'cfs-batcher');
-    const runtime = (n: string) =>
-      ['NODE_OPTIONS', 'MALLOC_ARENA_MAX'].includes(n) ||
-      n.startsWith('OTEL_') ||
-      ['POD_NAME', 'POD_NAMESPACE', 'CONTAINER_NAME'].includes(n);
-    const readers: Record<string, Set<string>> = {
-      [BATCHER]: envNamesReadBy('batcher/src', 'shared/src'),
-      [SIDECAR]: envNamesReadBy('sidecar-health/src', 'shared/src'),
-    };
-    for (const name of [BATCHER, SIDECAR]) {
-      const c = container(deploy, name);
-      const unknown = (c.env as Array<{ name: string }>)
-        .map((e) => e.name)
-        .filter((n) => !runtime(n) && !readers[name]!.has(n));
-      expect({ container: name, unknown }).toEqual({ container: name, unknown: [] });
-    }
-    const cm = objs.find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('cfs-batcher-otel'))!;
-    expect(Object.keys(cm.data).filter((k) => !k.startsWith('OTEL_'))).toEqual([]);
-  });
-});
-
-describe('monitoring is optional at apply time', () => {
+describeWithTool(KUBECTL, 'monitoring is optional at apply time', () => {
   const CRD_GROUP = 'monitoring.coreos.com/';
 
   it('the base uses built-in kinds only, so it applies on a cluster without the prometheus-operator CRDs', () => {
@@ -132,8 +143,9 @@ describe('monitoring is optional at apply time', () => {
   });
 });
 
-describe('schema validation really rejects broken objects', () => {
-  const deploy = find(base, 'Deployment', 'cfs-batcher');
+describeWithTool(KUBECTL, 'schema validation really rejects broken objects', () => {
+  let deploy: K8sObject;
+  beforeAll(() => (deploy = find(base, 'Deployment', 'cfs-batcher')));
   it.each([
     [
       'a non-numeric containerPort',
@@ -153,7 +165,7 @@ describe('schema validation really rejects broken objects', () => {
   });
 });
 
-describe('schema validation rejects broken monitoring objects', () => {
+describeWithTool(KUBECTL, 'schema validation rejects broken monitoring objects', () => {
   it.each([
     ['a PodMonitor without endpoints', 'PodMonitor', (o: K8sObject) => (o.spec.podMetricsEndpoints = [])],
     ['a PrometheusRule group without rules', 'PrometheusRule', (o: K8sObject) => delete o.spec.groups[0].rules],
@@ -166,11 +178,17 @@ describe('schema validation rejects broken monitoring objects', () => {
   });
 });
 
-describe('the pod', () => {
-  const deploy = find(csm, 'Deployment', 'cfs-batcher');
-  const spec = deploy.spec.template.spec;
-  const batcher = container(deploy, BATCHER);
-  const sidecar = container(deploy, SIDECAR);
+describeWithTool(KUBECTL, 'the pod', () => {
+  let deploy: K8sObject;
+  let spec: K8sObject['spec'];
+  let batcher: K8sObject;
+  let sidecar: K8sObject;
+  beforeAll(() => {
+    deploy = find(csm, 'Deployment', 'cfs-batcher');
+    spec = deploy.spec.template.spec;
+    batcher = container(deploy, BATCHER);
+    sidecar = container(deploy, SIDECAR);
+  });
 
   it('one replica, Recreate: two batchers never overlap', () => {
     expect(deploy.spec.replicas).toBe(1);
@@ -267,13 +285,21 @@ describe('the pod', () => {
   });
 });
 
-describe('probes and thresholds', () => {
-  const deploy = find(csm, 'Deployment', 'cfs-batcher');
-  const batcher = container(deploy, BATCHER);
-  const sidecar = container(deploy, SIDECAR);
-  const healthPort = Number(envValue(sidecar, 'HEALTH_PORT'));
-  const live = batcher.livenessProbe;
-  const sideLive = sidecar.livenessProbe;
+describeWithTool(KUBECTL, 'probes and thresholds', () => {
+  let deploy: K8sObject;
+  let batcher: K8sObject;
+  let sidecar: K8sObject;
+  let healthPort: number;
+  let live: K8sObject['spec'];
+  let sideLive: K8sObject['spec'];
+  beforeAll(() => {
+    deploy = find(csm, 'Deployment', 'cfs-batcher');
+    batcher = container(deploy, BATCHER);
+    sidecar = container(deploy, SIDECAR);
+    healthPort = Number(envValue(sidecar, 'HEALTH_PORT'));
+    live = batcher.livenessProbe;
+    sideLive = sidecar.livenessProbe;
+  });
 
   it('the batcher is probed through the sidecar by numeric port', () => {
     expect(healthPort).toBe(8081);

@@ -1,12 +1,12 @@
 /**
  * The relabel order prometheus-operator uses for a PodMonitor endpoint (operator-scrape.ts): its default job
  * "<namespace>/<podmonitor>" comes before the endpoint's relabelings, so only a relabeling can set the job per
- * endpoint. The real-Prometheus test (prometheus-e2e.test.ts) runs the generated config.
+ * endpoint. The real-Prometheus test (prometheus-e2e.test.ts) runs the generated config. The shipped PodMonitor is
+ * the CSM overlay as kubectl kustomize renders it (skipped without kubectl, listed at the end of the run).
  */
-import { find, render } from '../deploy/manifest-helpers';
+import { find, KUBECTL, render } from '../deploy/manifest-helpers';
+import { describeWithTool } from '../helpers/requires';
 import { operatorRelabelConfigs, type PodMonitor } from './operator-scrape';
-
-const shipped = find(render('manifests/overlays/csm'), 'PodMonitor') as unknown as PodMonitor;
 
 /** The job a target ends with when every replace rule on `job` applies (no source labels, as all of these have none). */
 function finalJob(pm: PodMonitor, i: number): string | undefined {
@@ -15,7 +15,12 @@ function finalJob(pm: PodMonitor, i: number): string | undefined {
     .at(-1)?.replacement;
 }
 
-describe('operator relabel order', () => {
+describeWithTool(KUBECTL, 'operator relabel order', () => {
+  let shipped: PodMonitor;
+  beforeAll(() => {
+    shipped = find(render('manifests/overlays/csm'), 'PodMonitor') as unknown as PodMonitor;
+  });
+
   test('the operator default job comes first, then the endpoint relabelings, in order', () => {
     const r = operatorRelabelConfigs(shipped, 0, 'services');
     const defaultAt = r.findIndex((x) => x.target_label === 'job' && x.replacement === 'services/cfs-batcher');

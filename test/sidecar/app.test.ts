@@ -117,6 +117,9 @@ describe('sidecar HTTP endpoints', () => {
     await write();
     await sidecar.pollCfs();
     await sidecar.refresh();
+    advance(1000);
+    await write();
+    await sidecar.refresh();
     const before = { ...cfs.calls };
     expect(before.components).toBe(1);
     for (let i = 0; i < 20; i++) {
@@ -159,6 +162,18 @@ describe('sidecar HTTP endpoints', () => {
       name: 'batcher-1',
       status: 'running',
     });
+    // why the clock last restarted, in /status and as a counter by reason
+    const after = await request(sidecar.app).get('/status');
+    expect(after.body.progress).toMatchObject({
+      clock: 'stopped',
+      stopped_reason: 'session_active',
+      last_reset_reason: 'session_active',
+      last_reset_seconds_ago: 0,
+      resets: { session_active: 1, session_created: 0 },
+    });
+    const m2 = await request(sidecar.app).get('/metrics');
+    expect(m2.text).toMatch(/cfs_batcher_health_progress_clock_resets_total\{reason="session_active"\} 1/);
+    expect(m2.text).toMatch(/cfs_batcher_health_progress_clock_resets_total\{reason="session_created"\} 0/);
   });
 
   it('stays 200 through a CFS outage and reports it', async () => {
@@ -197,16 +212,23 @@ describe('sidecar HTTP endpoints', () => {
     expect(r.body.message).toMatch(/oversized: heartbeat is 71680 bytes \(limit 65536\)/);
   });
 
-  it('/startupz waits for the current instance; /status counts the restart', async () => {
+  it('/startupz waits for a live loop of the current instance; /status counts the restart', async () => {
     await write({ instance_id: 'old', started_at_ms: T0 - 3_600_000 });
     await sidecar.refresh();
-    expect((await request(sidecar.app).get('/startupz')).status).toBe(503);
+    const stale = await request(sidecar.app).get('/startupz');
+    expect(stale.status).toBe(503);
+    expect(stale.body.message).toMatch(/^instance old \(started 3600 s ago\): .*has not advanced/);
     advance(3000);
-    await write({ instance_id: 'new', started_at_ms: now.wallMs - 1000 });
+    const started = now.wallMs - 1000;
+    await write({ instance_id: 'new', started_at_ms: started });
+    await sidecar.refresh();
+    expect((await request(sidecar.app).get('/startupz')).status).toBe(503);
+    advance(1000);
+    await write({ instance_id: 'new', started_at_ms: started });
     await sidecar.refresh();
     const r = await request(sidecar.app).get('/startupz');
     expect(r.status).toBe(200);
-    expect(r.body.message).toMatch(/instance new started 1.0 s ago/);
+    expect(r.body.message).toMatch(/^instance new \(started 2\.0 s ago\) is alive/);
     const st = await request(sidecar.app).get('/status');
     expect(st.body).toMatchObject({ restarts_seen: 1, instances_seen: ['old', 'new'] });
     expect(st.body.thresholds).toMatchObject({
@@ -282,7 +304,18 @@ describe('sidecar HTTP endpoints', () => {
         if (body.reason !== 'ok') await new Promise((r) => setTimeout(r, 50));
       }
       expect(body.reason).toBe('ok');
-      expect((await request(`http://127.0.0.1:${port}`).get('/startupz')).status).toBe(200);
+      // a second beat: the loop is seen advancing, the startup gate opens
+      const second = Date.now();
+      await writeHeartbeat(
+        hbPath,
+        heartbeat({ sequence: 8, written_at_ms: second, started_at_ms: second, phase_started_at_ms: second }),
+      );
+      let startup = 503;
+      while (Date.now() < deadline + 5000 && startup !== 200) {
+        startup = (await request(`http://127.0.0.1:${port}`).get('/startupz')).status;
+        if (startup !== 200) await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(startup).toBe(200);
     } finally {
       await real.stop();
     }
@@ -331,6 +364,9 @@ describe('check mode (standalone)', () => {
         ok: false,
         body: { reason: 'heartbeat_stale' },
       });
+      // one read: the file's own age stands for "seen advancing", and the gate wants a few seconds at most
+      expect(await standaloneCheck(config, 'startup', now)).toMatchObject({ ok: false });
+      await writeHeartbeat(hbPath, heartbeat({ written_at_ms: T0 + 9000 }));
       expect(await standaloneCheck(config, 'startup', now)).toMatchObject({ ok: true });
     } finally {
       rmSync(dir, { recursive: true, force: true });

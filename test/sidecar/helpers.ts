@@ -85,7 +85,7 @@ export class Timeline {
     return this;
   }
   read(r: HeartbeatReadResult): Verdict {
-    this.history = observe(this.history, r, this.cfs, this.now, this.t.cfsStaleMs);
+    this.history = observe(this.history, r, this.cfs, this.now, this.t);
     const verdict = evaluate({
       now: this.now,
       heartbeatRead: r,

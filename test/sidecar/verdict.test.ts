@@ -52,7 +52,11 @@ describe('startup rule', () => {
     });
     expect(tl.read(ok(bFirst))).toMatchObject({ live: true, reason: 'ok' });
     expect(tl.history.restarts).toBe(1);
-    expect(tl.last.startup.ready).toBe(true);
+    // one heartbeat is no proof of a live loop (it may be a file left behind): the startup gate waits
+    expect(tl.last.startup).toMatchObject({ ready: false });
+    expect(tl.last.startup.message).toMatch(
+      /^instance b \(started 0\.0 s ago\): its heartbeat \(sequence 1\) has not advanced/,
+    );
     tl.advance(50_000);
     expect(tl.read(ok(bFirst))).toMatchObject({ live: true, reason: 'starting' });
     tl.advance(11_000);
@@ -92,33 +96,62 @@ describe('startup rule', () => {
     expect(tl.read(ok(second))).toMatchObject({ live: false, reason: 'heartbeat_stale' });
   });
 
-  it('keeps /startupz red while the file belongs to an old instance, green once the new one writes', () => {
+  it('keeps /startupz red while the file belongs to an old instance, green once the new one is seen advancing', () => {
     const tl = new Timeline();
     // The file left by the previous instance: started 10 minutes ago, last written a moment ago (it crashed).
     const old = heartbeat({ instance_id: 'old', started_at_ms: T0 - 600_000, written_at_ms: T0 - 1000, sequence: 900 });
     tl.read(ok(old));
     expect(tl.last.startup.ready).toBe(false);
-    expect(tl.last.startup.message).toMatch(/started 600 s ago .*waiting for the new instance/);
+    expect(tl.last.startup.message).toMatch(
+      /^instance old \(started 600 s ago\): .*has not advanced.*waiting for a live loop/,
+    );
+    expect(tl.last.startup.message).not.toMatch(/new instance/);
     tl.advance(3000);
-    tl.write({
-      instance_id: 'new',
-      started_at_ms: tl.now.wallMs - 500,
-      sequence: 1,
-      phase: 'starting',
-      phase_started_at_ms: tl.now.wallMs - 500,
-    });
-    expect(tl.last.startup).toMatchObject({ ready: true });
-    // long after, the same instance is no longer "new": a future container restart must wait for its own heartbeat
-    healthyFor(tl, 120_000, 5000, { instance_id: 'new', started_at_ms: T0 + 2500 });
+    const newcomer = { instance_id: 'new', started_at_ms: tl.now.wallMs - 500, phase: 'starting' as const };
+    tl.write({ ...newcomer, sequence: 1, phase_started_at_ms: tl.now.wallMs - 500 });
     expect(tl.last.startup.ready).toBe(false);
-    expect(tl.last.verdict.live).toBe(true);
+    tl.advance(1000);
+    tl.write({ ...newcomer, sequence: 2, phase_started_at_ms: tl.now.wallMs - 1500 });
+    expect(tl.last.startup).toMatchObject({ ready: true });
+    expect(tl.last.startup.message).toMatch(
+      /^instance new \(started 1\.5 s ago\) is alive: heartbeat sequence 2 advanced 0\.0 s ago$/,
+    );
+  });
+
+  it('passes /startupz for a healthy batcher 66 s old that a fresh sidecar finds, as soon as it sees it advance', () => {
+    const tl = new Timeline();
+    const started = { instance_id: 'steady', started_at_ms: T0 - 66_000 };
+    tl.write({ ...started, sequence: 70 });
+    expect(tl.last.startup.ready).toBe(false);
+    tl.advance(1000);
+    tl.write({ ...started, sequence: 71 });
+    expect(tl.last.startup).toMatchObject({ ready: true });
+    expect(tl.last.startup.message).toMatch(/^instance steady \(started 67 s ago\) is alive/);
+    // and it stays green for as long as the loop lives, hours later too
+    healthyFor(tl, 3_600_000, 5000, started);
+    expect(tl.last.startup.ready).toBe(true);
+    expect(tl.last.startup.message).not.toMatch(/waiting for the new instance/);
+  });
+
+  it('closes /startupz a few seconds after the heartbeat stops advancing (the last file of a crashed instance)', () => {
+    const tl = new Timeline();
+    const seq = healthyFor(tl, 20_000, 1000);
+    expect(tl.last.startup.ready).toBe(true);
+    const frozen = heartbeat({ sequence: seq - 1, written_at_ms: tl.now.wallMs });
+    tl.advance(3000);
+    expect(tl.read(ok(frozen)).live).toBe(true);
+    expect(tl.last.startup.ready).toBe(true);
+    tl.advance(1000);
+    expect(tl.read(ok(frozen)).live).toBe(true);
+    expect(tl.last.startup.ready).toBe(false);
+    expect(tl.last.startup.message).toMatch(/its heartbeat last advanced 4\.0 s ago \(the gate wants 3\.0 s\)/);
   });
 
   it('keeps /startupz red for a stale heartbeat of a recently started instance', () => {
     const tl = new Timeline(defaults({ SIDECAR_STARTUP_GRACE_SECONDS: '120' }));
     tl.read(ok(heartbeat({ instance_id: 'x', started_at_ms: T0 - 5000, written_at_ms: T0 - 50_000 })));
     expect(tl.last.startup.ready).toBe(false);
-    expect(tl.last.startup.message).toMatch(/no fresh heartbeat/);
+    expect(tl.last.startup.message).toMatch(/has not advanced/);
   });
 });
 
@@ -381,16 +414,24 @@ describe('progress rule (sidecar checks CFS itself)', () => {
       sessions_created_total: 0,
       last_session_created_ms: null,
     };
-    expect(stalled(tl, 300_000, { counters: zero })).toMatchObject({ live: true, reason: 'ok' });
+    // cycles go on (two collections in a row must see nothing schedulable before the clock stops)
+    let cycle = 10;
+    for (let i = 0; i < 60; i++)
+      expect(stalled(tl, 5000, { cycle: cycle++, counters: zero })).toMatchObject({ live: true, reason: 'ok' });
+    expect(tl.history.stall).toMatchObject({ stallMs: null, stoppedBy: 'nothing_schedulable' });
   });
 
-  it('one failed CFS poll holds the stall clock instead of resetting it', () => {
+  it('one failed CFS poll pauses the stall clock instead of resetting it', () => {
     const tl = new Timeline();
     healthyFor(tl, 70_000);
     stalled(tl, 100_000);
+    const before = tl.history.stall.stallMs!;
+    tl.advance(5000);
     tl.cfsSays({ ok: false });
     tl.write({ sequence: (tl.history.current?.maxSequence ?? 0) + 1 });
+    expect(tl.history.stall).toMatchObject({ stallMs: before + 5000, pausedBy: 'cfs_unknown' });
     expect(stalled(tl, 30_000)).toMatchObject({ live: false, reason: 'no_progress' });
+    expect(tl.history.stall.excusedMs).toBe(5000);
   });
 
   it('the deadline follows batch_window and the check interval, or SIDECAR_PROGRESS_DEADLINE_SECONDS', () => {
@@ -456,7 +497,8 @@ describe('progress rule (sidecar checks CFS itself)', () => {
     healthyFor(tl, 70_000);
     const v = stalled(tl, 400_000, over, cfs);
     expect(v).toMatchObject({ live: true, reason: 'ok' });
-    expect(tl.history.stall.sinceMono).toBeNull();
+    // stopped (no obligation) or paused (CFS trouble): either way it never passes the deadline
+    expect(tl.history.stall.stallMs ?? 0).toBeLessThanOrEqual(5000);
   });
 
   it('a CFS outage (batcher waiting on CFS, sidecar queries failing) never fails liveness', () => {
@@ -612,5 +654,140 @@ describe('progress deadline floor', () => {
       options: { batcher_check_interval: 10, batch_window: 60, batch_size: 25, batcher_pending_timeout: 300 },
     });
     expect(progressDeadlineMs(defaults10, t)).toBe(120_000);
+  });
+});
+
+describe('the stall clock restarts only on progress (CSM options: interval 10 s, window 60 s, deadline 120 s)', () => {
+  type Over = Parameters<Timeline['write']>[0];
+  type Cfs = Parameters<Timeline['cfsSays']>[0];
+  /** What a current batcher says while it has batches and no CFS trouble (an older one leaves it out). */
+  const creatingOk = {
+    creating: {
+      state: 'ok',
+      reason: 'creating sessions as batches fill',
+      next_attempt_ms: null,
+      last_attempt_ms: null,
+    },
+  } as unknown as Over;
+  /** A batcher that beats every second and completes a cycle every 10 s; the sidecar polls CFS every 10 s. */
+  function run(
+    seconds: number,
+    beat: (s: number, wall: number) => Over = () => ({}),
+    cfs: (s: number) => Cfs = () => ({}),
+  ): { tl: Timeline; failedAt: number | null; reason: string | null } {
+    const tl = new Timeline();
+    let failedAt: number | null = null;
+    let reason: string | null = null;
+    for (let s = 0; s < seconds && failedAt === null; s++) {
+      tl.advance(1000);
+      if (s % 10 === 0) tl.cfsSays({ ok: true, pendingComponents: true, activeSession: null, ...cfs(s) });
+      const v = tl.write({ sequence: s + 1, cycle: Math.floor(s / 10), ...creatingOk, ...beat(s, tl.now.wallMs) });
+      if (!v.live) [failedAt, reason] = [s, v.reason];
+    }
+    return { tl, failedAt, reason };
+  }
+  const counters = (over: Partial<ReturnType<typeof heartbeat>['counters']> = {}) => ({
+    pending_seen: 13,
+    batches_queued: 3,
+    batches_active: 0,
+    sessions_created_total: 4,
+    last_session_created_ms: T0 - 30_000,
+    ...over,
+  });
+  /** The deadline is first reached 120 s after the clock started (the first poll, second 0). */
+  const expectKilledInTime = (r: ReturnType<typeof run>, extraS = 0): void => {
+    expect(r.reason).toBe('no_progress');
+    expect(r.failedAt).toBeGreaterThan(120 + extraS - 1);
+    expect(r.failedAt).toBeLessThanOrEqual(120 + extraS + 11); // + one poll + one evaluation
+  };
+
+  it('a created-at stamp that moves by 1 ms from write to write is not a created session (what reset it)', () => {
+    const r = run(400, (s) => ({ counters: counters({ last_session_created_ms: T0 - 30_000 + (s % 2) }) }));
+    expectKilledInTime(r);
+    expect(r.tl.history.stall.lastReset).toBeNull();
+  });
+
+  it('an old CFS error whose stamp jitters is no new error (an older batcher, judged by its CFS errors)', () => {
+    const r = run(400, (s) => ({
+      creating: undefined,
+      counters: counters(),
+      cfs: { last_success_ms: T0, last_error: { at_ms: T0 - 60_000 - (s % 2), kind: 'http', message: '500' } },
+    }));
+    expectKilledInTime(r);
+  });
+
+  it('a jittering last_attempt_ms does not keep an old CFS-trouble excuse alive', () => {
+    const creating = (s: number) => ({
+      state: 'cfs_refusing',
+      reason: 'POST /v3/sessions answered 500 (1 time)',
+      next_attempt_ms: null,
+      last_attempt_ms: T0 - 600_000 + (s % 2),
+      cfs_trouble_since_ms: T0 - 600_000,
+    });
+    const r = run(400, (s) => ({ counters: counters(), ...({ creating: creating(s) } as Over) }));
+    expect(r.reason).toBe('no_progress');
+    expect(r.failedAt).toBeLessThanOrEqual(131);
+    expect(r.tl.last.verdict.message).toMatch(/has stopped trying: last try seen \d+ s ago \(limit 25 s\)/);
+  });
+
+  it('a cycle whose collect saw nothing schedulable (pending_seen 0) neither stops nor restarts the clock', () => {
+    const r = run(400, (s) => ({ counters: counters({ pending_seen: s >= 60 && s < 70 ? 0 : 13 }) }));
+    expectKilledInTime(r);
+  });
+
+  it('a new CFS error (one failed poll of the batcher) is no progress: the clock pauses for the wait only', () => {
+    const r = run(400, (s) => ({
+      counters: counters(),
+      ...(s === 50 ? { phase: 'waiting_for_cfs' as const, phase_is_wait: true } : {}),
+      cfs: { last_success_ms: T0, last_error: s >= 50 ? { at_ms: T0 + 50_000, kind: 'http', message: '503' } : null },
+    }));
+    expectKilledInTime(r, 1);
+    expect(r.tl.history.stall).toMatchObject({ lastReset: null, excusedMs: 1000 });
+  });
+
+  it('a moment where the sidecar cannot see CFS pauses the clock, it does not restart it', () => {
+    const r = run(
+      400,
+      () => ({ counters: counters() }),
+      (s) => (s === 60 ? { ok: false, error: 'timeout' } : {}),
+    );
+    expectKilledInTime(r, 10);
+    expect(r.tl.history.stall).toMatchObject({ lastReset: null, excusedMs: 10_000 });
+  });
+
+  it('a batcher session seen active for one poll is progress: the clock restarts, labelled session_active', () => {
+    const r = run(
+      400,
+      () => ({ counters: counters() }),
+      (s) => (s === 60 ? { activeSession: { name: 'batcher-old', status: 'pending' } } : {}),
+    );
+    expectKilledInTime(r, 70);
+    expect(r.tl.history.stall.lastReset?.reason).toBe('session_active');
+    expect(r.tl.history.stall.resets).toMatchObject({ session_active: 1, session_created: 0 });
+  });
+
+  it('a created session (the counter) and a new instance restart it, each with its reason', () => {
+    const r = run(400, (s) => ({
+      counters: counters({ sessions_created_total: s >= 50 ? 5 : 4 }),
+      ...(s >= 100 ? { instance_id: 'inst-b', started_at_ms: T0 + 100_000 } : {}),
+    }));
+    expect(r.tl.history.stall.resets).toMatchObject({ session_created: 1, new_instance: 1 });
+    expect(r.tl.history.stall.lastReset?.reason).toBe('new_instance');
+    expectKilledInTime(r, 100);
+  });
+
+  it('a long CFS outage, then a batcher that needs a full window to send, never fails liveness', () => {
+    // outage from 30 s to 630 s: the batcher waits on CFS, the sidecar's polls fail; after it, 60 s more to send
+    const out = (s: number): boolean => s >= 30 && s < 630;
+    const r = run(
+      800,
+      (s) => ({
+        counters: counters({ sessions_created_total: s >= 700 ? 5 : 4 }),
+        ...(out(s) ? { phase: 'waiting_for_cfs' as const, phase_is_wait: true } : {}),
+      }),
+      (s) => (out(s) ? { ok: false, error: 'unreachable: connect ECONNREFUSED' } : {}),
+    );
+    expect(r.failedAt).toBeNull();
+    expect(r.tl.history.stall.resets.session_created).toBe(1);
   });
 });

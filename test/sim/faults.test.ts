@@ -222,4 +222,15 @@ describe('stats', () => {
     await request(sim.app).delete('/__sim/stats');
     expect((await request(sim.app).get('/__sim/stats')).body).toMatchObject({ bytes: 0, bytesByRoute: {} });
   });
+
+  it('counts the most requests of a route in progress at once', async () => {
+    sim.faults.add({ match: 'GET /v3/components/*', action: { type: 'latency', ms: 200 } });
+    const held = Promise.all(['a', 'b', 'c'].map((id) => request(sim.app).get(`/v3/components/${id}`)));
+    await held;
+    await request(sim.app).get('/v3/components/d'); // alone: the peak stays 3
+    expect(sim.stats.peakInFlight('GET /v3/components/{component_id}')).toBe(3);
+    expect((await request(sim.app).get('/__sim/stats')).body.maxInFlightByRoute).toEqual({
+      'GET /v3/components/{component_id}': 3,
+    });
+  });
 });

@@ -109,6 +109,8 @@ async function followSessions(
       }
     }
     const st = session.status?.session;
+    b.sessionStatus = st?.status ?? null;
+    b.sessionStatusAt = ctx.clock.now();
     logSessions.debug(`Session status for ${name} is status:${st?.status ?? ''} completed:${st?.succeeded ?? ''}`);
     const outcome = sessionOutcome(session);
     if (outcome === 'complete' || outcome === 'failed') {

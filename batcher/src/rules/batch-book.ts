@@ -228,6 +228,8 @@ export class BatchBook {
       windowStart: now,
       sessionName: null,
       sessionStart: null,
+      sessionStatus: null,
+      sessionStatusAt: 0,
       uncertainName: null,
       horizonAt: 0,
       knownToExist: false,

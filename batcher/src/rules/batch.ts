@@ -15,6 +15,9 @@ export interface Batch {
   /** Set once CFS holds the session (created, adopted after a lookup, or rebuilt). */
   sessionName: string | null;
   sessionStart: number | null;
+  /** The session's status in CFS at check_status's last look (null until it has looked), and when (clock ms). */
+  sessionStatus: string | null;
+  sessionStatusAt: number;
   /**
    * A POST whose outcome is unknown (timeout, 5xx, 404, reset, odd 201): the batch keeps this name (the
    * idempotency key) and every member busy until the name is adopted or retired (see rules/create-intents.ts).

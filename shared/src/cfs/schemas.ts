@@ -1,5 +1,5 @@
 /**
- * Runtime schemas for what CFS v3 answers, after ../shared/reference/cfs-openapi.yaml (V3ComponentData,
+ * Runtime schemas for what CFS v3 answers, after cfs-sim/contract/cfs-v3.yaml (V3ComponentData,
  * V3SessionData, V3ComponentDataCollection, V3SessionDataCollection, V3NextData, V3ConfigurationData).
  *
  * Records are loose (unknown keys kept) because the real server returns fields the spec does not list, and strict on

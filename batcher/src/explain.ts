@@ -1,0 +1,125 @@
+/**
+ * `node batcher/dist/explain.js ID [--url URL] [--json]`: why a component is not configured yet, asked of the
+ * running batcher's `GET /explain/{id}` (inside the batcher container: `kubectl exec deploy/cfs-batcher -c
+ * cfs-batcher -- /nodejs/bin/node batcher/dist/explain.js ID`). Prints the sentence, then the details.
+ *
+ * Exit codes: 0 the batcher or CFS knows the component, 1 CFS has no such component, 2 usage error (bad arguments
+ * or an id that cannot be one), 3 no answer (the batcher is unreachable, busy, or could not ask CFS).
+ */
+import http from 'node:http';
+import https from 'node:https';
+import { idRejection } from './explain-id';
+
+const USAGE = 'usage: node batcher/dist/explain.js ID [--url http://127.0.0.1:9088] [--json]';
+/** Longer than one CFS lookup (the request timeout, 10 s by default) so the batcher's own answer arrives. */
+const ANSWER_TIMEOUT_MS = 20_000;
+
+export interface ExplainArgs {
+  id: string;
+  url: string;
+  json: boolean;
+}
+
+/** Pure: the command line -> what to ask, or why it cannot be asked. */
+export function parseExplainArgs(argv: readonly string[], env: NodeJS.ProcessEnv): ExplainArgs | { error: string } {
+  const port = env.METRICS_PORT && env.METRICS_PORT !== '0' ? env.METRICS_PORT : '9088';
+  let url = `http://127.0.0.1:${port}`;
+  let json = false;
+  const ids: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--json') json = true;
+    else if (a === '--url') {
+      const v = argv[++i];
+      if (v === undefined) return { error: '--url needs a value' };
+      url = v;
+    } else if (a.startsWith('--url=')) url = a.slice('--url='.length);
+    else if (a === '-h' || a === '--help') return { error: 'help' };
+    else if (a.startsWith('-')) return { error: `unknown option ${a}` };
+    else ids.push(a);
+  }
+  if (ids.length !== 1) return { error: ids.length === 0 ? 'an id is required' : 'give exactly one id' };
+  const bad = idRejection(ids[0]!);
+  if (bad !== null) return { error: bad };
+  try {
+    const u = new URL(url);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') return { error: '--url must be an http or https URL' };
+  } catch {
+    return { error: '--url must be an http or https URL' };
+  }
+  return { id: ids[0]!, url: url.replace(/\/+$/, ''), json };
+}
+
+/** Pure: the details of an answer as indented `key: value` lines (nested keys joined with dots). */
+export function detailLines(body: Record<string, unknown>): string[] {
+  const lines: string[] = [];
+  const walk = (prefix: string, v: unknown): void => {
+    if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
+      for (const [k, x] of Object.entries(v)) walk(prefix === '' ? k : `${prefix}.${k}`, x);
+      return;
+    }
+    lines.push(`  ${prefix}: ${typeof v === 'string' ? v : JSON.stringify(v)}`);
+  };
+  for (const [k, v] of Object.entries(body)) if (k !== 'reason') walk(k, v);
+  return lines;
+}
+
+/** Pure: the exit code of an answer. */
+export function exitCodeOf(status: number, body: Record<string, unknown>): number {
+  if (status === 200) return 0;
+  if (status === 404 && body.state === 'unknown') return 1;
+  if (status === 400) return 2;
+  return 3;
+}
+
+function get(url: string): Promise<{ status: number; text: string }> {
+  const lib = url.startsWith('https:') ? https : http;
+  return new Promise((resolve, reject) => {
+    const req = lib.get(url, { timeout: ANSWER_TIMEOUT_MS, headers: { Accept: 'application/json' } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error(`no answer within ${ANSWER_TIMEOUT_MS / 1000} s`)));
+    req.on('error', reject);
+  });
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  const args = parseExplainArgs(argv, process.env);
+  if ('error' in args) {
+    process.stderr.write(args.error === 'help' ? `${USAGE}\n` : `explain: ${args.error}\n${USAGE}\n`);
+    return args.error === 'help' ? 0 : 2;
+  }
+  let answer: { status: number; text: string };
+  try {
+    answer = await get(`${args.url}/explain/${encodeURIComponent(args.id)}`);
+  } catch (err) {
+    const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+    process.stderr.write(
+      `explain: cannot reach the batcher at ${args.url}: ${why} (its METRICS_PORT serves /explain)\n`,
+    );
+    return 3;
+  }
+  let body: Record<string, unknown>;
+  try {
+    body = JSON.parse(answer.text) as Record<string, unknown>;
+  } catch {
+    process.stderr.write(`explain: ${args.url} answered ${answer.status} without JSON; is it the batcher?\n`);
+    return 3;
+  }
+  if (args.json) process.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
+  else {
+    const line = typeof body.reason === 'string' ? body.reason : `${answer.status} without a reason`;
+    process.stdout.write(`${line}\n${detailLines(body).join('\n')}\n`);
+  }
+  return exitCodeOf(answer.status, body);
+}
+
+if (require.main === module) {
+  void main(process.argv.slice(2)).then((code) => {
+    process.exitCode = code;
+  });
+}
