@@ -35,8 +35,12 @@ export interface Tuning {
   patchBudgetMs: number;
   /** No create while this many batcher sessions are still pending in CFS (0 = no cap). */
   pendingSessionsCap: number;
-  /** At most this many creates in any 60 s (0 = no cap). */
+  /** At most this many creates in any 60 s (0 = no cap): a guard far above an operator's pace, not the pace. */
   createsPerMinuteCap: number;
+  /** While the pending cap holds, the send phase reads the pending sessions this often to go on when they start. */
+  pacingPollMs: number;
+  /** ...and ends when none has left pending for this long (the next cycle tries again). */
+  pacingStallMs: number;
   /** Per-batch delay after a failed create: initial, doubling on each further failure up to max. */
   createRetryInitialMs: number;
   createRetryMaxMs: number;
@@ -50,7 +54,7 @@ export interface Tuning {
    * server-side processing (gunicorn's 30 s worker timeout), with margin.
    */
   createCommitHorizonMs: number;
-  /** New sessions a send phase creates at most (the rest wait a cycle): bounds the phase and its intents file. */
+  /** New sessions a send phase creates at most (the rest wait a cycle): bounds the phase in count. */
   sendMaxPerPhase: number;
 }
 
@@ -76,19 +80,27 @@ export function tuningFromEnv(env: Env): Tuning {
     sendSliceMs: envInt(env, 'BATCHER_SEND_SLICE_MS', 30_000, 100, 600_000),
     // A hanging PATCH costs one request timeout (10 s) per concurrent slot: a cycle spends at most ~20 s on them.
     patchBudgetMs: envInt(env, 'BATCHER_PATCH_BUDGET_MS', 10_000, 100, 600_000),
-    // Pacing (scripts/src/pacing-measure.ts, slow simulated operator): 40 pending keeps an operator of 4 starts/s
-    // busy over a 10 s interval and waits 40/rate s in pending, far under the 300 s pending timeout for any operator
-    // above 0.14 starts/s. 240/min = 40 per 10 s interval, so the rate cap never binds below the pending cap's own
-    // throughput; it stops bursts. Measured at 4 starts/s: same 43 s to configure 4000 components, pending peak
-    // 153 -> 40, stuck-in-pending deletions 32 -> 0 (pending timeout 30 s); 120/min took 73 s (the rate cap bound).
+    // Pacing (scripts/src/pacing-measure.ts, slow simulated operator): at most 40 sessions wait in pending, 40/rate s
+    // each, far under the 300 s pending timeout for any operator above 0.14 starts/s. The send phase reads the
+    // pending sessions every 100 ms while the cap holds and creates as they start, so the pace is the operator's:
+    // a read lists at most the cap's few sessions (the original read every in-flight session every cycle), and
+    // 250 ms cost 100k pending ~15% more time to converge against an operator starting sessions in 0.5 s.
+    // 6000/min is a guard only: 100 creates a second is far above what an operator starts (a fixed 240/min was the
+    // pace itself against a prompt operator: 50k pending took 8 minutes).
     pendingSessionsCap: envInt(env, 'BATCHER_PENDING_SESSIONS_CAP', 40, 0, 100_000),
-    createsPerMinuteCap: envInt(env, 'BATCHER_CREATES_PER_MINUTE', 240, 0, 100_000),
+    createsPerMinuteCap: envInt(env, 'BATCHER_CREATES_PER_MINUTE', 6000, 0, 100_000),
+    pacingPollMs: envInt(env, 'BATCHER_PACING_POLL_MS', 100, 10, 10_000),
+    // A stalled operator costs a phase this long: then the cycle goes on (completions, new work) and the next one
+    // tries again.
+    pacingStallMs: envInt(env, 'BATCHER_PACING_STALL_MS', 5000, 0, 600_000),
     createRetryInitialMs: envInt(env, 'BATCHER_CREATE_RETRY_INITIAL_MS', 30_000, 1, 3_600_000),
     createRetryMaxMs: envInt(env, 'BATCHER_CREATE_RETRY_MAX_MS', 15 * 60_000, 1, 86_400_000),
     patchConcurrency: envInt(env, 'BATCHER_PATCH_CONCURRENCY', 8, 1, 256),
     pageSize: envInt(env, 'BATCHER_PAGE_SIZE', 0, 0, 100_000),
     createCommitHorizonMs: envInt(env, 'BATCHER_CREATE_COMMIT_HORIZON_MS', 120_000, 1000, 3_600_000),
-    sendMaxPerPhase: envInt(env, 'BATCHER_SEND_MAX_PER_PHASE', 100, 1, 10_000),
+    // 1000 x 25 components: check_status and collect run at least every 1000 creates; 100 spread a 50k wave of
+    // 2000 sessions over 20 cycles, each one listing every pending component.
+    sendMaxPerPhase: envInt(env, 'BATCHER_SEND_MAX_PER_PHASE', 1000, 1, 10_000),
   };
   if (t.cfsWaitMaxMs < t.cfsWaitInitialMs) {
     throw new ConfigError(

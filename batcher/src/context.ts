@@ -33,6 +33,8 @@ export interface PhaseContext {
   readonly metrics: BatcherMetrics;
   readonly tuning: Readonly<Tuning>;
   readonly clock: Clock;
+  /** Waits inside a phase (send waiting for the operator); the loop's own sleep, so tests can inject it. */
+  readonly sleep: Sleep;
   readonly newSessionName: () => string;
   /** The create-intents file on the heartbeat volume (send records, rebuild restores). */
   readonly intents: CreateIntentStore;

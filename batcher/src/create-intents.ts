@@ -1,8 +1,8 @@
 /**
- * The create-intents file: before each send phase POSTs, the names about to be POSTed (and every name still
- * uncertain) are written here, atomically, once. It lives next to the heartbeat because that volume survives
- * container restarts: a restarted instance holds the members of its predecessor's in-flight creates until their
- * names resolve (rules/create-intents.ts), so a POST that commits after the crash cannot be duplicated.
+ * The create-intents file: before each chunk of creates a send phase POSTs, the names about to be POSTed (and every
+ * name still uncertain) are written here, atomically, once per chunk. It lives next to the heartbeat because that
+ * volume survives container restarts: a restarted instance holds the members of its predecessor's in-flight creates
+ * until their names resolve (rules/create-intents.ts), so a POST that commits after the crash cannot be duplicated.
  */
 import { promises as fs } from 'node:fs';
 import path from 'node:path';

@@ -81,6 +81,7 @@ export function createBatcher(deps: BatcherDeps): Batcher {
     metrics,
     tuning,
     clock,
+    sleep,
     newSessionName: deps.newSessionName ?? (() => `${SESSION_PREFIX}${randomUUID()}`),
     intents: deps.intents ?? new CreateIntentStore(intentsPathFor(deps.heartbeatPath)),
   };

@@ -46,6 +46,8 @@ export interface BatcherState {
   lastSessionCreatedMs: number | null;
   /** Schedulable pending components seen by the last collect. */
   pendingSeen: number;
+  /** When the last collect began (monotonic): records read since then are this cycle's (send POSTs only those). */
+  collectStartedAt: number;
   /** Creates held back until then (monotonic) after an unusable create-intents file; 0 when not held. */
   intentsHeldUntil: number;
   lastCycle: LastCycle | null;
@@ -84,6 +86,7 @@ export function newState(retry?: RetryPolicy & Partial<PacingCaps>): BatcherStat
     sessionsCreatedTotal: 0,
     lastSessionCreatedMs: null,
     pendingSeen: 0,
+    collectStartedAt: 0,
     intentsHeldUntil: 0,
     lastCycle: null,
     cfsLastSuccess: null,

@@ -95,6 +95,8 @@ export function controlRouter(deps: ControlDeps): express.Router {
     (_req, res) => void res.json({ sessions: history.all(), overlaps: history.overlappingSessions() }),
   );
 
+  r.get('/sessions-summary', (_req, res) => void res.json(history.summary()));
+
   r.post('/outage', (req, res) => {
     const ms = Number((req.body as { durationMs?: unknown } | undefined)?.durationMs ?? 1000);
     if (!Number.isInteger(ms) || ms < 0) return bad(res, 'durationMs must be a non-negative integer');

@@ -40,11 +40,37 @@ export interface HistoryEntry {
   ended_seq: number | null;
 }
 
+/** Counts over the whole history (benchmarks read it instead of every entry). */
+export interface HistorySummary {
+  sessions: number;
+  /** Sessions pending now (created, not started, not ended), and the most there ever were at once. */
+  pending: number;
+  pendingPeak: number;
+  running: number;
+  complete: number;
+  /** Sessions deleted while still pending (the batcher's stuck-in-pending deletions, or anyone's). */
+  deletedWhilePending: number;
+  /** Hosts of the sessions still active (pending or running). */
+  activeHosts: number;
+}
+
+/** Created, never started, not ended. */
+function isWaiting(e: HistoryEntry): boolean {
+  return e.status === 'pending' && e.ended_ms === null;
+}
+
 export class SessionHistory {
   private readonly entries = new Map<string, HistoryEntry>();
   private seq = 0;
+  /** Kept as events happen: a peak read from timestamps afterwards could not order events within a millisecond. */
+  private waiting = 0;
+  private waitingPeak = 0;
 
   record(s: Session, mode: string, nowMs: number, extra: RecordExtra = {}): void {
+    const before = this.entries.get(s.name);
+    if (before && isWaiting(before)) this.waiting -= 1;
+    this.waiting += 1;
+    this.waitingPeak = Math.max(this.waitingPeak, this.waiting);
     this.entries.set(s.name, {
       name: s.name,
       configuration: s.configuration.name,
@@ -71,6 +97,7 @@ export class SessionHistory {
   update(name: string, patch: Partial<HistoryEntry>): void {
     const e = this.entries.get(name);
     if (!e) return;
+    const wasWaiting = isWaiting(e);
     Object.assign(e, patch);
     const ended =
       (patch.completed_ms !== undefined && patch.completed_ms !== null) ||
@@ -79,6 +106,26 @@ export class SessionHistory {
       e.ended_seq = ++this.seq;
       e.ended_ms = (patch.completed_ms ?? patch.deleted_ms) as number;
     }
+    if (wasWaiting && !isWaiting(e)) this.waiting -= 1;
+  }
+
+  summary(): HistorySummary {
+    const out: HistorySummary = {
+      sessions: this.entries.size,
+      pending: this.waiting,
+      pendingPeak: this.waitingPeak,
+      running: 0,
+      complete: 0,
+      deletedWhilePending: 0,
+      activeHosts: 0,
+    };
+    for (const e of this.entries.values()) {
+      if (e.ended_ms === null && e.status === 'running') out.running += 1;
+      if (e.status === 'complete') out.complete += 1;
+      if (e.deleted_ms !== null && e.running_ms === null && e.completed_ms === null) out.deletedWhilePending += 1;
+      if (e.ended_ms === null) out.activeHosts += e.hosts.length;
+    }
+    return out;
   }
 
   get(name: string): HistoryEntry | undefined {
@@ -91,6 +138,8 @@ export class SessionHistory {
 
   clear(): void {
     this.entries.clear();
+    this.waiting = 0;
+    this.waitingPeak = 0;
   }
 
   /** Sessions active (created, not complete, not deleted) at `t`. */

@@ -1,5 +1,6 @@
 /** `npm run bench` options (util.parseArgs); see bench.ts for what each part measures. */
 import { parseArgs } from 'node:util';
+import { CONVERGE_OPERATORS, type ConvergeOperator } from './bench-converge';
 import { CONDITIONS } from './bench-false-restarts';
 import { parseConditions, type HealthArgs } from './bench-health';
 
@@ -23,6 +24,8 @@ export interface Args extends HealthArgs {
   batcherScript?: string;
   /** Cycle bench with tracing on: spans exported over OTLP/HTTP to a local sink. */
   tracing: boolean;
+  /** The convergence bench's matrix: sizes (--sizes when given), operators, pacing on (shipped) and/or off. */
+  converge: { sizes: number[]; operators: ConvergeOperator[]; pacing: Array<'on' | 'off'> };
 }
 
 export function parseBenchArgs(argv: readonly string[]): Args {
@@ -49,6 +52,8 @@ export function parseBenchArgs(argv: readonly string[]): Args {
       tracing: { type: 'boolean', default: false },
       batcher: { type: 'string' },
       quick: { type: 'boolean', default: false },
+      operators: { type: 'string' },
+      pacing: { type: 'string' },
     },
   });
   const a: Args = {
@@ -66,6 +71,7 @@ export function parseBenchArgs(argv: readonly string[]): Args {
     rebuild: !v['no-rebuild'],
     floorPageSize: v['floor-page-size'] !== undefined ? Number(v['floor-page-size']) : 1000,
     tracing: v.tracing === true,
+    converge: { sizes: [10_000, 50_000, 100_000], operators: ['prompt', 'slow'], pacing: ['on', 'off'] },
     ...(v['node-options'] !== undefined ? { nodeOptions: v['node-options'] } : {}),
     ...(v['node-flags'] !== undefined ? { nodeFlags: v['node-flags'].split(/\s+/).filter(Boolean) } : {}),
     ...(v.batcher !== undefined ? { batcherScript: v.batcher } : {}),
@@ -95,6 +101,10 @@ export function parseBenchArgs(argv: readonly string[]): Args {
       .split(',')
       .map(Number)
       .filter((n) => Number.isInteger(n) && n > 0);
+  if (v.sizes !== undefined) a.converge.sizes = a.sizes;
+  if (v.operators !== undefined)
+    a.converge.operators = listOf(v.operators, Object.keys(CONVERGE_OPERATORS), '--operators');
+  if (v.pacing !== undefined) a.converge.pacing = listOf(v.pacing, ['on', 'off'], '--pacing');
   if (v['livez-seconds'] !== undefined) a.livezSeconds = Math.max(1, Number(v['livez-seconds']));
   if (v.only !== undefined) a.only = new Set(v.only.split(','));
   if (v['detect-runs'] !== undefined) a.detectRuns = Math.max(1, Number(v['detect-runs']));
@@ -103,4 +113,13 @@ export function parseBenchArgs(argv: readonly string[]): Args {
   if (v['check-interval'] !== undefined) a.checkIntervalS = Math.max(1, Number(v['check-interval']));
   if (v['detect-interval'] !== undefined) a.detectCheckIntervalS = Math.max(1, Number(v['detect-interval']));
   return a;
+}
+
+/** A comma list whose every item is one of `allowed`; anything else is refused with what is allowed. */
+function listOf<T extends string>(text: string, allowed: readonly string[], flag: string): T[] {
+  const items = text.split(',').filter(Boolean);
+  const bad = items.filter((x) => !allowed.includes(x));
+  if (bad.length > 0 || items.length === 0)
+    throw new Error(`${flag} takes a comma list of ${allowed.join(', ')}, not ${text}`);
+  return items as T[];
 }

@@ -51,7 +51,7 @@ const BATCH_SIZE = 25;
 /** Clock ticks per second of /proc/<pid>/stat (USER_HZ, 100 on Linux). */
 const CLK_TCK = 100;
 
-function cpuSeconds(pid: number): number | null {
+export function cpuSeconds(pid: number): number | null {
   try {
     const ticks = procStatCpuTicks(readFileSync(`/proc/${pid}/stat`, 'utf8'));
     return ticks === null ? null : ticks / CLK_TCK;
@@ -60,19 +60,19 @@ function cpuSeconds(pid: number): number | null {
   }
 }
 
-async function hb(file: string): Promise<Heartbeat | undefined> {
+export async function hb(file: string): Promise<Heartbeat | undefined> {
   const r = await readHeartbeat(file);
   return r.ok ? r.heartbeat : undefined;
 }
 
-interface SimStats {
+export interface SimStats {
   total: number;
   byRoute: Record<string, number>;
   bytes: number;
   bytesByRoute: Record<string, number>;
 }
 
-async function simTotal(origin: string): Promise<SimStats> {
+export async function simTotal(origin: string): Promise<SimStats> {
   const r = await httpJson('GET', `${origin}/__sim/stats`);
   return r.json as SimStats;
 }
@@ -88,7 +88,7 @@ function perCycle(a: Record<string, number>, b: Record<string, number>, cycles: 
 }
 
 /** The next sleep after cycle `after`; fails at once when the batcher exits (for example on a refused node flag). */
-async function nextSleep(file: string, after: number, timeoutMs: number, batcher: Proc): Promise<Heartbeat> {
+export async function nextSleep(file: string, after: number, timeoutMs: number, batcher: Proc): Promise<Heartbeat> {
   return waitFor(
     async () => {
       const h = await hb(file);

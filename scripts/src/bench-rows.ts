@@ -1,4 +1,5 @@
-/** The table rows of the cycle, explain and floor benches, with the original batcher's figures (issue 15) beside them. */
+/** The table rows of the cycle, explain, floor and convergence benches, with the original batcher's figures (issue 15) beside them. */
+import type { ConvergeRun } from './bench-converge';
 import type { CycleRun } from './bench-cycle';
 import type { ExplainRun } from './bench-explain';
 import type { FloorRun } from './bench-floor';
@@ -129,6 +130,50 @@ export function floorRows(n: number, runs: readonly FloorRun[]): Row[] {
       rss ? `${rss} MB (its peak)` : undefined,
     ),
   ];
+}
+
+/** The original batcher against an operator that starts sessions within a second (check interval 1, 3 runs). */
+const ORIGINAL_CONVERGE: Record<number, string> = {
+  10_000: '16.8-17.9 s',
+  50_000: '26-35 s, 10-14 CPU-s; steady 1935 requests, 2.5-3.3 CPU-s a cycle',
+};
+
+/** One row per size, operator and pacing: convergence, then the steady cycles after it. */
+export function convergeRows(runs: readonly ConvergeRun[]): Row[] {
+  const groups = new Map<string, ConvergeRun[]>();
+  for (const r of runs) {
+    const k = `${r.components / 1000}k pending, ${r.operator} operator, pacing ${r.pacing}`;
+    groups.set(k, [...(groups.get(k) ?? []), r]);
+  }
+  const rows: Row[] = [];
+  for (const [k, rs] of groups) {
+    const of = (f: (r: ConvergeRun) => number | null): number[] => rs.map((r) => f(r) ?? NaN);
+    const med = (f: (r: ConvergeRun) => number | null, digits: number): string => fmt(median(of(f)), digits);
+    const converged = rs.filter((r) => r.converged).length;
+    rows.push({
+      metric: `converge ${k}: seconds / CPU-s / requests until all in sessions`,
+      value: `${med((r) => r.seconds, 1)} s / ${med((r) => r.cpuS, 2)} / ${med((r) => r.requests, 0)}`,
+      runs: `${converged}/${rs.length} converged; s ${of((r) => r.seconds)
+        .map((x) => fmt(x, 1))
+        .join(', ')}; CPU-s ${of((r) => r.cpuS)
+        .map((x) => fmt(x, 2))
+        .join(', ')}`,
+      original: rs[0]!.operator === 'prompt' ? ORIGINAL_CONVERGE[rs[0]!.components] : undefined,
+    });
+    rows.push({
+      metric: `converge ${k}: until all started: seconds, pending peak / deleted while pending / sessions`,
+      value: `${med((r) => r.startedSeconds, 1)} s, ${med((r) => r.pendingPeak, 0)} / ${med((r) => r.deletedWhilePending, 0)} / ${med((r) => r.sessions, 0)}`,
+      runs: rs
+        .map((r) => `${fmt(r.startedSeconds, 1)} s ${r.pendingPeak}/${r.deletedWhilePending}/${r.sessions}`)
+        .join(', '),
+    });
+    rows.push({
+      metric: `converge ${k}: steady requests / CPU-s per cycle, peak RSS`,
+      value: `${med((r) => r.requestsPerSteadyCycle, 1)} / ${med((r) => r.cpuPerSteadyCycleS, 2)}, ${med((r) => r.peakRssMb, 1)} MB`,
+      runs: rs.map((r) => `${fmt(r.cpuPerSteadyCycleS, 2)}, ${fmt(r.peakRssMb, 1)}`).join('; '),
+    });
+  }
+  return rows;
 }
 
 /** Explain latency during a cycle: median over the runs, each run with its load average beside it. */

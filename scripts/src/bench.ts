@@ -15,11 +15,15 @@
  * node flags instead of the batcher image's ENTRYPOINT ones), --no-rebuild (skip the restart measurement),
  * --batcher PATH (another build's entry script, relative to the repository, for back-to-back before/after runs),
  * --tracing (cycle bench with the tracing SDK on, spans exported to a local OTLP sink).
+ * --only converge (not in the default run: the full matrix takes tens of minutes): time and batcher CPU from start
+ * until every component is in a session (bench-converge.ts) at 10k, 50k and 100k (or --sizes), against a prompt
+ * and a slow operator (--operators prompt,slow), shipped pacing and none (--pacing on,off); --runs applies.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseBenchArgs } from './bench-args';
+import { runConverge, type ConvergeRun } from './bench-converge';
 import { runCycleBench, type CycleRun } from './bench-cycle';
 import type { DetectRun } from './bench-detect';
 import type { FalseRestartRun } from './bench-false-restarts';
@@ -30,7 +34,7 @@ import { runLivezBench, type LivezRun } from './bench-livez';
 import { ROOT } from './bench-procs';
 import { runSoak, type SoakRun } from './bench-soak';
 import { runFloorBench, type FloorRun } from './bench-floor';
-import { cycleRows, explainRows, floorRows } from './bench-rows';
+import { convergeRows, cycleRows, explainRows, floorRows } from './bench-rows';
 import { fmt, markdownTable, median, type Row } from './bench-stats';
 import { imageNodeFlags } from './dockerfile';
 import { loadPodSpec } from './pod-spec';
@@ -60,6 +64,7 @@ async function main(): Promise<void> {
   const healthRows: Row[] = [];
   const errors: string[] = [];
   let soak: SoakRun | null = null;
+  const converge: ConvergeRun[] = [];
 
   log(
     `load average at start: ${os
@@ -193,7 +198,38 @@ async function main(): Promise<void> {
     }
   }
 
+  if (args.only.has('converge')) {
+    const { sizes, operators, pacing } = args.converge;
+    for (const n of sizes)
+      for (const operator of operators)
+        for (const p of pacing)
+          for (let r = 0; r < args.runs; r++) {
+            const load = os
+              .loadavg()
+              .map((x) => x.toFixed(2))
+              .join(' ');
+            log(`converge: ${n} pending, ${operator} operator, pacing ${p}, run ${r + 1}/${args.runs} (load ${load})`);
+            try {
+              const run = await runConverge(n, operator, p, {
+                nodeOptions,
+                runtimeEnv,
+                nodeFlags,
+                batcherScript: args.batcherScript,
+                timeoutMs: 15 * 60_000,
+                steadyCycles: 5,
+                log,
+              });
+              converge.push(run);
+              log(`  ${JSON.stringify(run)}`);
+            } catch (err) {
+              errors.push(`converge ${n} ${operator} ${p} run ${r + 1}: ${(err as Error).message}`);
+              log(`  FAILED: ${(err as Error).message}`);
+            }
+          }
+  }
+
   const rows: Row[] = [];
+  rows.push(...convergeRows(converge));
   for (const n of Object.keys(cycle).map(Number)) rows.push(...cycleRows(n, cycle[n]!));
   for (const n of Object.keys(floor).map(Number)) rows.push(...floorRows(n, floor[n]!));
   if (livez.length > 0) {
@@ -259,7 +295,11 @@ async function main(): Promise<void> {
   };
   writeFileSync(
     path.join(outDir, `${stamp}.json`),
-    JSON.stringify({ meta, cycle, explain, floor, livez, detect, neverSend, falseRestarts, soak, errors }, null, 2),
+    JSON.stringify(
+      { meta, cycle, explain, floor, livez, detect, neverSend, falseRestarts, soak, converge, errors },
+      null,
+      2,
+    ),
   );
   const md = `# Benchmarks ${started.toISOString()}\n\nNode ${process.version}, ${meta.cpus} CPUs, ${args.runs} run(s) each, batcher NODE_OPTIONS=${nodeOptions}, node flags ${nodeFlags.join(' ') || '(none)'}, ${JSON.stringify(runtimeEnv)}, simulator transport ${args.transport}, tracing ${args.tracing ? 'on (OTLP/HTTP to a local sink)' : 'off'}.\n\n${table}\n${errors.length ? `\nErrors:\n${errors.map((e) => `- ${e}`).join('\n')}\n` : ''}`;
   writeFileSync(path.join(outDir, `${stamp}.md`), md);

@@ -1,6 +1,13 @@
 /** Collect reads only what it needs: busy components by id only, full records for the others (issue 15). */
 import type { ComponentFilter } from '@cfs-batcher/shared';
-import { LEAN_MAX_NOT_BUSY_SHARE, LEAN_PAGE_FACTOR, useLeanListing } from '../../batcher/src/phases/collect-source';
+import {
+  LEAN_MAX_NOT_BUSY_SHARE,
+  LEAN_PAGE_FACTOR,
+  leanMatches,
+  useLeanListing,
+} from '../../batcher/src/phases/collect-source';
+import { toBatchComponent } from '../../batcher/src/rules/component';
+import { rawComponent } from './fixtures';
 import {
   harnessLifecycle,
   fastOptions,
@@ -27,13 +34,26 @@ function startWith(n: number, layers: number): Promise<Harness> {
 }
 
 describe('useLeanListing', () => {
-  it('lists in full until a collection has seen pending components, most of them busy', () => {
+  it('lists in full until a collection has seen pending components, most of them known (busy or queued)', () => {
     expect(useLeanListing(0, 0)).toBe(false); // first cycle
     expect(useLeanListing(100, 0)).toBe(false);
     expect(useLeanListing(100, 100 - 100 * LEAN_MAX_NOT_BUSY_SHARE - 1)).toBe(false);
     expect(useLeanListing(100, 100 - 100 * LEAN_MAX_NOT_BUSY_SHARE)).toBe(true);
     expect(useLeanListing(100, 100)).toBe(true);
     expect(useLeanListing(100, 150)).toBe(true); // busy members no longer pending
+  });
+});
+
+describe('leanMatches', () => {
+  it('a queued snapshot stands while the lean record shows the same configuration name and tags', () => {
+    const r = toBatchComponent(rawComponent('x1', { desired_config: 'cfg', tags: { bos_session: 'a' } }));
+    const snap = r.ok ? r.component : null;
+    expect(leanMatches({ id: 'x1', desired_config: 'cfg', tags: { bos_session: 'a' } }, snap)).toBe(true);
+    expect(leanMatches({ id: 'x1', desired_config: 'other', tags: { bos_session: 'a' } }, snap)).toBe(false);
+    expect(leanMatches({ id: 'x1', desired_config: 'cfg', tags: { bos_session: 'b' } }, snap)).toBe(false);
+    expect(leanMatches({ id: 'x1', desired_config: 'cfg', tags: {} }, snap)).toBe(false);
+    expect(leanMatches({ id: 'x1', desired_config: 'cfg' }, snap)).toBe(false);
+    expect(leanMatches({ id: 'x1', desired_config: 'cfg', tags: { bos_session: 'a' } }, null)).toBe(false);
   });
 });
 
@@ -99,7 +119,7 @@ describe('collect at steady state', () => {
     expect(sessionMembers(h)).not.toContain('y2');
   });
 
-  it('goes back to the full listing when a wave of new work arrives', async () => {
+  it('lists queued components lean, and in full when the last collection saw many it did not know', async () => {
     h = await startWith(10, 1);
     await h.batcher.runCycle();
     fastOptions(h.sim, { batch_size: 50 }); // the new ones stay queued (not busy) for a while
@@ -108,8 +128,20 @@ describe('collect at steady state', () => {
     await h.batcher.runCycle(); // lean: 30 read by id (the last collection saw 10, all busy)
     expect(filters.map((f) => f.state_details)).toEqual([false, true]);
     filters.length = 0;
-    await h.batcher.runCycle(); // 30 of 40 not busy: full again
-    expect(filters).toEqual([{ enabled: true, status: 'pending', config_details: true, state_details: true }]);
+    await h.batcher.runCycle(); // 30 of 40 queued and unchanged: known, lean, nothing read by id
+    expect(filters).toEqual([{ enabled: true, status: 'pending', config_details: false, state_details: false }]);
+    filters.length = 0;
+    putComponents(h.sim, ids('z', 20));
+    await h.batcher.runCycle(); // the new ones read by id in the same cycle
+    expect(filters).toEqual([
+      { enabled: true, status: 'pending', config_details: false, state_details: false },
+      { enabled: true, status: 'pending', config_details: true, state_details: true, ids: ids('z', 20) },
+    ]);
+    // The last collection saw 60 pending, 20 of them unknown until then: a wave on that scale is listed in full
+    h.batcher.state.pendingSeen = 100;
+    filters.length = 0;
+    await h.batcher.runCycle();
+    expect(filters[0]).toEqual({ enabled: true, status: 'pending', config_details: true, state_details: true });
   });
 });
 

@@ -13,13 +13,15 @@ it('an empty environment gives the documented defaults', () => {
     sendSliceMs: 30_000,
     patchBudgetMs: 10_000,
     pendingSessionsCap: 40,
-    createsPerMinuteCap: 240,
+    createsPerMinuteCap: 6000,
+    pacingPollMs: 100,
+    pacingStallMs: 5000,
     createRetryInitialMs: 30_000,
     createRetryMaxMs: 900_000,
     patchConcurrency: 8,
     pageSize: 0,
     createCommitHorizonMs: 120_000,
-    sendMaxPerPhase: 100,
+    sendMaxPerPhase: 1000,
   });
   expect(DEFAULT_TUNING).toEqual(c.tuning);
 });

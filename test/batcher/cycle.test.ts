@@ -302,6 +302,7 @@ describe('backoff and batcher_disable', () => {
     await h.batcher.runCycle();
     expect(sessions(h.sim)).toHaveLength(1);
     expect(h.sim.state.components.get('x1')!.state![0]!.status).toBe('skipped'); // completion still handled
-    expect(count(h.sim, 'GET /v3/components')).toBe(3); // 2 collects before disable + 1 ids= read at completion
+    // A full collect, then a lean one with x1 read again by id before its POST, and 1 ids= read at completion
+    expect(count(h.sim, 'GET /v3/components')).toBe(4);
   });
 });

@@ -65,10 +65,11 @@ describe('1. any CFS answer during rebuild or a cycle is logged and retried, nev
       seed: (sim) => {
         putConfig(sim);
         fastOptions(sim);
-        putComponents(sim, ['x1']);
       },
     });
     expect((await h.batcher.runCycle()).outcome).toBe('ok');
+    // New work: the full listing (a refused lean one would be retried in full within the cycle, collect-lean.test.ts)
+    putComponents(h.sim, ['x1']);
     h.sim.faults.add({ match: 'GET /v3/components', action: action as never, scope: { times: 1 } });
     h.clock.advance(1);
     const r = await h.batcher.runCycle();

@@ -1,12 +1,14 @@
 /** rules/pacing.ts and creating.ts's attempt bookkeeping, as pure functions. */
 import { CfsError } from '@cfs-batcher/shared';
 import {
+  createRoom,
   initialCreating,
   initialPacing,
   noteAttempt,
   noteCreate,
   pacingGate,
   troubleSince,
+  waitForOperator,
 } from '@cfs-batcher/batcher';
 
 const http = (status: number) =>
@@ -58,4 +60,27 @@ it('attempts: a run of failures keeps its start; a 409 create or a 404 lookup is
   expect(troubleSince(t)).toBeNull();
   noteAttempt(t, 60, 'POST /v3/sessions', new CfsError('aborted', 'stop', 'POST', 'u', '/v3/sessions'));
   expect(t.lastAttemptAt).toBe(50); // a SIGTERM abort is no attempt
+});
+
+it('the room for creates is the smaller of both caps, never negative, unbounded without caps', () => {
+  const s = initialPacing();
+  expect(createRoom(s, { pendingSessionsCap: 0, createsPerMinuteCap: 0 }, 0)).toBe(Infinity);
+  s.pendingSessions = 38;
+  expect(createRoom(s, { pendingSessionsCap: 40, createsPerMinuteCap: 0 }, 0)).toBe(2);
+  for (let i = 0; i < 5; i++) noteCreate(s, i);
+  expect(createRoom(s, { pendingSessionsCap: 40, createsPerMinuteCap: 6 }, 10)).toBe(0); // 43 pending > the cap
+  s.pendingSessions = 0;
+  expect(createRoom(s, { pendingSessionsCap: 40, createsPerMinuteCap: 6 }, 10)).toBe(1);
+  expect(createRoom(s, { pendingSessionsCap: 40, createsPerMinuteCap: 6 }, 60_004)).toBe(6); // the window moved on
+});
+
+it('waits for the operator only at the pending cap, while it starts sessions and the next read fits the slice', () => {
+  const policy = { pacingPollMs: 100, pacingStallMs: 1000 };
+  const cap = { why: 'pending_cap' as const, reason: 'r', until: null };
+  const w = { now: 0, sliceEnd: 10_000, sinceProgressMs: 0, pollsWithoutProgress: 0 };
+  expect(waitForOperator(cap, policy, w)).toBe(true);
+  expect(waitForOperator({ why: 'rate', reason: 'r', until: 5 }, policy, w)).toBe(false);
+  expect(waitForOperator(cap, policy, { ...w, sinceProgressMs: 1000 })).toBe(false); // stalled
+  expect(waitForOperator(cap, policy, { ...w, pollsWithoutProgress: 10 })).toBe(false); // stalled, clock frozen
+  expect(waitForOperator(cap, policy, { ...w, now: 9_900 })).toBe(false); // no room for another read
 });

@@ -16,9 +16,11 @@ export async function collect(ctx: PhaseContext, signal?: AbortSignal): Promise<
   const seen = new Set<string>();
   const rejected = new Map<string, string>();
   const now = ctx.clock.now();
+  state.collectStartedAt = now;
   state.pool.rotate();
   state.book.beginCollect();
-  // Components held by a created session are already in `seen` and never reach the loop below (collect-source.ts).
+  // Components held by a created session, and at steady state queued ones unchanged, are already in `seen` and
+  // never reach the loop below (collect-source.ts).
   let sinceYield = 0;
   for await (const page of pendingRecords(ctx, seen, signal)) {
     for (const r of page.invalid) reject(ctx, rejected, schemaRejection(r));
@@ -29,7 +31,7 @@ export async function collect(ctx: PhaseContext, signal?: AbortSignal): Promise<
         sinceYield = 0;
         await setImmediate();
       }
-      const r = toBatchComponent(raw, true, state.pool);
+      const r = toBatchComponent(raw, true, state.pool, now);
       if (!r.ok) {
         reject(ctx, rejected, { key: r.id, line: `Skipping component ${r.id}: ${r.reason}`, reason: r.reason });
         continue;

@@ -1,16 +1,21 @@
 /**
  * Phase `send` (CFS sessions, every cycle unless disabled): first resolves the uncertain creates (uncertain.ts),
- * then records the names about to be POSTed in the create-intents file (one write) and creates a session for each
- * ready batch. The batch's transitions (uncertain, retry delay, active) are the book's (rules/batch-book.ts).
+ * then creates a session for each ready batch, chunk by chunk: the pacing room (pacing-wait.ts waits for the
+ * operator while the pending cap holds), the members read again where their records are older than the cycle's
+ * collect or the last wait (send-refresh.ts), the names about to be POSTed recorded in the create-intents file (one
+ * write per chunk), then the POSTs. The batch's transitions (uncertain, retry delay, active) are the book's
+ * (rules/batch-book.ts).
  */
 import type { SessionCreate } from '@cfs-batcher/shared';
 import type { PhaseContext } from '../context';
 import { logBatch, logSessions } from '../log';
 import { isBackingOff } from '../rules/backoff';
 import { batchState, isReadyToSend, type Batch } from '../rules/batch';
-import { pacingGate } from '../rules/pacing';
+import { pacingGate, type PacingLimit } from '../rules/pacing';
 import type { CreateIntent } from '../rules/create-intents';
 import { adopted, intentOf, postSession, retryTurn, sessionBody } from './creates';
+import { roomToCreate } from './pacing-wait';
+import { refreshStale } from './send-refresh';
 import { resolveUncertain } from './uncertain';
 
 /**
@@ -19,12 +24,27 @@ import { resolveUncertain } from './uncertain';
  */
 const MAX_UNCERTAIN_PER_PHASE = 3;
 
+/** Names one intents write records at most: what a crash can leave for a restarted instance to resolve. */
+const CREATES_PER_INTENTS_WRITE = 100;
+
+interface Candidate {
+  b: Batch;
+  probe: boolean;
+  /** The time its readiness is judged at (a held batch: when its retry delay ends). */
+  at: number;
+}
+
+interface Tally {
+  sent: number;
+  uncertain: number;
+}
+
 /**
- * The outer loop: resolve uncertain names, record the plan, then create until the send time slice is used (the rest
- * go next cycle, so no phase is unbounded by design) or pacing holds creation (rules/pacing.ts). While CFS is in
- * trouble, batches held by their retry delay are tried too (see candidates): the batcher keeps trying at least once
- * per check interval (the sidecar reads that as CFS trouble, not a stalled loop) and resumes within one interval
- * when CFS recovers.
+ * The outer loop: resolve uncertain names, then create chunk after chunk until none is ready, the phase's count
+ * (`BATCHER_SEND_MAX_PER_PHASE`) or time slice is used (the rest go next cycle, so no phase is unbounded by design),
+ * or pacing ends the phase (rules/pacing.ts). While CFS is in trouble, batches held by their retry delay are tried
+ * too (see candidates): the batcher keeps trying at least once per check interval (the sidecar reads that as CFS
+ * trouble, not a stalled loop) and resumes within one interval when CFS recovers.
  */
 export async function send(ctx: PhaseContext, signal?: AbortSignal): Promise<void> {
   const { state, clock } = ctx;
@@ -34,47 +54,106 @@ export async function send(ctx: PhaseContext, signal?: AbortSignal): Promise<voi
   const now = clock.now();
   const mayCreate = !isBackingOff(state.backoff, now) && now >= ctx.intents.holdUntil;
   const resolved = await resolveUncertain(ctx, mayCreate, signal);
-  const ready = resolved === 'ok' && mayCreate ? candidates(ctx) : [];
-  const planned = ready.slice(0, ctx.tuning.sendMaxPerPhase).map(({ b, probe }) => {
-    // A batch keeps its name from attempt to attempt, so an unchanged plan does not rewrite the intents file.
-    if (b.plannedName === null) {
-      b.plannedName = ctx.newSessionName();
-      b.plannedAt = now;
+  const tally: Tally = { sent: 0, uncertain: 0 };
+  if (resolved === 'ok' && mayCreate) await createReady(ctx, wasPaced, tally, signal);
+  // Uncertain names are recorded even when nothing is created (a resolution may have changed them).
+  else await recordIntents(ctx, []);
+  if (tally.sent > 0) logBatch.info(`Successfully submitted ${tally.sent} batches for configuration`);
+}
+
+async function createReady(ctx: PhaseContext, wasPaced: PacingLimit | null, tally: Tally, signal?: AbortSignal) {
+  const { state, clock, tuning } = ctx;
+  const sliceEnd = clock.now() + tuning.sendSliceMs;
+  // Records read since the cycle's collect began are fresh; after a wait for the operator, only newer ones.
+  let freshSince = state.collectStartedAt;
+  let budget = tuning.sendMaxPerPhase;
+  let recorded = false;
+  const tried = new Set<number>();
+  while (budget > 0) {
+    const ready = candidates(ctx).filter((c) => !tried.has(c.b.id));
+    if (ready.length === 0) break;
+    if (clock.now() >= sliceEnd) {
+      logBatch.info(`Send time slice of ${tuning.sendSliceMs} ms used; the remaining batches are sent next cycle`);
+      break;
     }
-    return { b, probe, body: sessionBody(b.plannedName, b, [...b.members.keys()], b.members.values()) };
-  });
-  // Before any POST: a crash after this line leaves names a restarted instance will hold until they resolve.
-  if (
-    !(await recordIntents(
+    const room = await roomToCreate(ctx, sliceEnd, signal);
+    if (room.waited) freshSince = clock.now();
+    if (room.creates === 0) {
+      state.pacing.limited = room.limit;
+      if (room.limit !== null && wasPaced?.why !== room.limit.why)
+        logBatch.info(`Pacing session creation: ${room.limit.reason}`);
+      break;
+    }
+    const chunk = ready.slice(0, Math.min(room.creates, budget, CREATES_PER_INTENTS_WRITE));
+    for (const c of chunk) tried.add(c.b.id);
+    await refreshStale(
       ctx,
-      planned.map((p) => intentOf(p.b, p.body.name, p.b.plannedAt, p.body)),
-    ))
-  )
-    return;
-  const sliceEnd = clock.now() + ctx.tuning.sendSliceMs;
-  let sent = 0;
-  let uncertain = 0;
+      chunk.map((c) => c.b),
+      freshSince,
+      signal,
+    );
+    const planned = chunk.filter((c) => stillReady(ctx, c)).map((c) => plan(ctx, c));
+    // Before any POST: a crash after this write leaves names a restarted instance will hold until they resolve.
+    if (
+      !(await recordIntents(
+        ctx,
+        planned.map((p) => intentOf(p.b, p.body.name, p.b.plannedAt, p.body)),
+      ))
+    )
+      return;
+    recorded = true;
+    budget -= planned.length;
+    if ((await createPlanned(ctx, planned, sliceEnd, tally, signal)) === 'stop') break;
+  }
+  if (!recorded) await recordIntents(ctx, []);
+}
+
+/** Still queued, with members, and ready after its members were read again (one may have left, or changed key). */
+function stillReady(ctx: PhaseContext, c: Candidate): boolean {
+  const { book, options } = ctx.state;
+  return (
+    book.has(c.b) && batchState(c.b) === 'queued' && isReadyToSend(c.b, options.batch_size, options.batch_window, c.at)
+  );
+}
+
+function plan(ctx: PhaseContext, c: Candidate): { b: Batch; probe: boolean; body: SessionCreate } {
+  const { b } = c;
+  // A batch keeps its name from attempt to attempt, so an unchanged plan does not rewrite the intents file.
+  if (b.plannedName === null) {
+    b.plannedName = ctx.newSessionName();
+    b.plannedAt = ctx.clock.now();
+  }
+  return { b, probe: c.probe, body: sessionBody(b.plannedName, b, [...b.members.keys()], b.members.values()) };
+}
+
+/** POSTs a recorded chunk; 'stop' when the phase must end (slice used, pacing, no answer, a probe failed again). */
+async function createPlanned(
+  ctx: PhaseContext,
+  planned: readonly { b: Batch; probe: boolean; body: SessionCreate }[],
+  sliceEnd: number,
+  tally: Tally,
+  signal?: AbortSignal,
+): Promise<'go on' | 'stop'> {
+  const { state, clock } = ctx;
   for (const { b, probe, body } of planned) {
     const t = clock.now();
     if (t >= sliceEnd) {
       logBatch.info(`Send time slice of ${ctx.tuning.sendSliceMs} ms used; the remaining batches are sent next cycle`);
-      break;
+      return 'stop';
     }
+    // The room was counted for this chunk; a cap lowered by a create of our own since is still honoured.
     const limit = pacingGate(state.pacing, state.pacingCaps, t);
-    if (limit !== null) {
-      state.pacing.limited = limit;
-      if (wasPaced?.why !== limit.why) logBatch.info(`Pacing session creation: ${limit.reason}`);
-      break;
-    }
+    if (limit !== null) return 'go on';
     const troubleBefore = state.creating.trouble.create;
     const r = await createBatch(ctx, b, body, signal);
-    if (r === 'sent') sent += 1;
-    if (r === 'uncertain') uncertain += 1;
+    if (r === 'sent') tally.sent += 1;
+    if (r === 'uncertain') tally.uncertain += 1;
     // A probe that met CFS trouble again ends the phase: one extra try per cycle, not a flood.
     const failedAgain = state.creating.trouble.create !== null && state.creating.trouble.create !== troubleBefore;
-    if (r === 'stop' || (probe && failedAgain) || (uncertain >= MAX_UNCERTAIN_PER_PHASE && uncertain > sent)) break;
+    if (r === 'stop' || (probe && failedAgain)) return 'stop';
+    if (tally.uncertain >= MAX_UNCERTAIN_PER_PHASE && tally.uncertain > tally.sent) return 'stop';
   }
-  if (sent > 0) logBatch.info(`Successfully submitted ${sent} batches for configuration`);
+  return 'go on';
 }
 
 /**
@@ -83,18 +162,21 @@ export async function send(ctx: PhaseContext, signal?: AbortSignal): Promise<voi
  * here: resolveUncertain looks them up every cycle, and their name is the idempotency key, so a repeated POST can
  * never make a second session.
  */
-function candidates(ctx: PhaseContext): { b: Batch; probe: boolean }[] {
+function candidates(ctx: PhaseContext): Candidate[] {
   const { state, clock } = ctx;
   const { batch_size: size, batch_window: window } = state.options;
   const now = clock.now();
-  const ready = state.book.all().filter((b) => isReadyToSend(b, size, window, now));
-  const held = state.book
-    .all()
+  const all = state.book.all();
+  const ready = all.filter((b) => isReadyToSend(b, size, window, now));
+  const held = all
     .filter((b) => b.nextAttemptAt > now && isReadyToSend(b, size, window, b.nextAttemptAt))
     .map((b) => ({ b, turn: retryTurn(ctx, b, now) }))
     .filter((x) => x.turn !== null)
     .sort((x, y) => x.b.nextAttemptAt - y.b.nextAttemptAt);
-  return [...ready.map((b) => ({ b, probe: false })), ...held.map(({ b, turn }) => ({ b, probe: turn === 'probe' }))];
+  return [
+    ...ready.map((b) => ({ b, probe: false, at: now })),
+    ...held.map(({ b, turn }) => ({ b, probe: turn === 'probe', at: b.nextAttemptAt })),
+  ];
 }
 
 /** 'sent' | 'failed' (this batch only) | 'uncertain' (an odd answer) | 'stop' (no answer: send nothing more this cycle). */
@@ -125,7 +207,7 @@ async function createBatch(
 }
 
 /**
- * One write per phase: every uncertain name plus `fresh` (about to be POSTed); skipped when the file already says
+ * One write per chunk: every uncertain name plus `fresh` (about to be POSTed); skipped when the file already says
  * exactly that. False (creates skipped this cycle) when it cannot be written: a create that is not recorded could be
  * duplicated after a crash, and the heartbeat on the same volume tells the sidecar that something is wrong.
  */

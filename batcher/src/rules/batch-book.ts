@@ -31,6 +31,11 @@ export class BatchBook {
     return this.batches.size;
   }
 
+  /** Is the batch still in the book (a queued batch whose last member left is released)? */
+  has(b: Batch): boolean {
+    return this.batches.get(b.id) === b;
+  }
+
   ownerOf(id: string): Batch | undefined {
     return this.owner.get(id);
   }
@@ -85,6 +90,14 @@ export class BatchBook {
       }
     }
     return released;
+  }
+
+  /** A queued member found no longer pending (or unusable) when read by id: out of its batch, free again. */
+  dropQueued(id: string): boolean {
+    const b = this.owner.get(id);
+    if (!b || batchState(b) !== 'queued') return false;
+    this.removeMember(b, id);
+    return true;
   }
 
   /** Registers an incomplete session found at start-up; all its members become busy. */

@@ -33,6 +33,8 @@ export interface BatchComponent {
   enabled: boolean;
   /** The server's computed status ('' when absent). */
   configurationStatus: string;
+  /** When this record was read from CFS (monotonic ms; 0 when not known): send POSTs only records read lately. */
+  readAt: number;
 }
 
 export type ComponentResult = { ok: true; component: BatchComponent } | { ok: false; id: string; reason: string };
@@ -83,7 +85,12 @@ function tagsOf(raw: unknown, pool: InternPool | undefined): Readonly<Record<str
  * rebuild handling read records in any status. With a `pool`, repeated values (names, layers, tags, digests) are
  * shared between components instead of copied per record; the result is the same either way.
  */
-export function toBatchComponent(raw: CfsComponent, requirePending = true, pool?: InternPool): ComponentResult {
+export function toBatchComponent(
+  raw: CfsComponent,
+  requirePending = true,
+  pool?: InternPool,
+  readAt = 0,
+): ComponentResult {
   const id = typeof raw.id === 'string' ? raw.id : '';
   if (id === '') return reject('(no id)', 'missing id');
   const badId = idProblem(id);
@@ -144,6 +151,7 @@ export function toBatchComponent(raw: CfsComponent, requirePending = true, pool?
       pendingLayers: pool ? pool.value('layers', pendingKey, freezeLayers) : freezeLayers(),
       enabled: raw.enabled === true,
       configurationStatus: share(typeof raw.configuration_status === 'string' ? raw.configuration_status : ''),
+      readAt,
     },
   };
 }

@@ -1,7 +1,9 @@
 /**
  * Operator-aware pacing (no I/O): CFS sessions created faster than the cfs-operator can start them sit in pending
  * (a CSM known issue whose fix is a manual Kafka purge) until the pending timeout deletes them. So a create waits
- * while too many batcher sessions are still pending in CFS, and creates are capped per minute.
+ * while too many batcher sessions are still pending in CFS; otherwise creates go as fast as CFS takes them. The
+ * send phase waits for the operator while it keeps starting sessions (phases/pacing-wait.ts), so the pace is the
+ * operator's. The creates-per-minute cap is a guard against a runaway, far above what an operator starts.
  */
 export const RATE_WINDOW_MS = 60_000;
 
@@ -53,6 +55,39 @@ export function pacingGate(s: PacingState, caps: PacingCaps, now: number): Pacin
     };
   }
   return null;
+}
+
+/** How many creates may go now under both caps (Infinity when neither is set). */
+export function createRoom(s: PacingState, caps: PacingCaps, now: number): number {
+  forget(s, now);
+  let room = Infinity;
+  if (caps.pendingSessionsCap > 0) room = Math.min(room, caps.pendingSessionsCap - s.pendingSessions);
+  if (caps.createsPerMinuteCap > 0) room = Math.min(room, caps.createsPerMinuteCap - s.recentCreates.length);
+  return Math.max(0, room);
+}
+
+/** How a send phase waits for the operator while the pending cap holds. */
+export interface PacingWaitPolicy {
+  /** Between two reads of the pending sessions. */
+  pacingPollMs: number;
+  /** The phase ends when no session has left pending for this long. */
+  pacingStallMs: number;
+}
+
+/**
+ * Pure: wait for the operator (true) or end the phase (false)? Only the pending cap is waited for, and only while
+ * the operator is starting sessions (`sinceProgressMs`, also counted in polls in case the clock does not move) and
+ * the next poll fits in the send slice.
+ */
+export function waitForOperator(
+  limit: PacingLimit,
+  p: PacingWaitPolicy,
+  w: { now: number; sliceEnd: number; sinceProgressMs: number; pollsWithoutProgress: number },
+): boolean {
+  if (limit.why !== 'pending_cap') return false;
+  if (w.now + p.pacingPollMs >= w.sliceEnd) return false;
+  const stallPolls = Math.ceil(p.pacingStallMs / Math.max(1, p.pacingPollMs));
+  return w.sinceProgressMs < p.pacingStallMs && w.pollsWithoutProgress < stallPolls;
 }
 
 /** A session was created (or adopted): it counts as pending until check_status sees otherwise. */
