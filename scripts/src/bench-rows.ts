@@ -1,4 +1,4 @@
-/** The table rows of the cycle, explain, floor and convergence benches, with the original batcher's figures (issue 15) beside them. */
+/** The table rows of the cycle, explain, floor and convergence benches, with the original batcher's figures beside them. */
 import type { ConvergeRun } from './bench-converge';
 import type { CycleRun } from './bench-cycle';
 import type { ExplainRun } from './bench-explain';

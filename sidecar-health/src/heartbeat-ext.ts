@@ -1,5 +1,5 @@
 /**
- * The heartbeat's optional r2 fields (`creating`, `pacing`, `progress`, `completions_unwritten`; docs/CONTRACTS.md),
+ * The heartbeat's optional fields (`creating`, `pacing`, `progress`, `completions_unwritten`; docs/CONTRACTS.md),
  * as the sidecar reads them. Their shape is the shared heartbeat schema's (a heartbeat whose fields break it is
  * refused as a whole when read); what this module adds is the reading of an absent field: an older batcher leaves
  * them out, and the sidecar treats a missing field as "unknown" (null) -- never as a failure.

@@ -14,7 +14,7 @@
  *   only the components the book does not hold, the members of uncertain creates, and the queued members whose
  *   configuration name or tags changed: new work is seen as fast as before.
  * The batch key (configuration, pending layer indices, latest state status) and the completion snapshot (latest
- * timestamp, desired-state hash) come from full records in both cases (notes 4.2, 4.6).
+ * timestamp, desired-state hash) come from full records in both cases: the lean listing carries neither.
  */
 import { isCfsError, type ComponentFilter, type ComponentPage } from '@cfs-batcher/shared';
 import type { PhaseContext } from '../context';
