@@ -9,6 +9,7 @@ import { request } from '../helpers/http';
 import { freePort } from '../helpers/ports';
 import { makeTempDir } from '../helpers/tmp';
 import { waitFor } from '../helpers/wait';
+import { stopChild } from '../helpers/stop-child';
 
 export const ALERTMANAGER_BINARY = 'prometheus-alertmanager';
 
@@ -81,14 +82,7 @@ export class Alertmanager {
   }
 
   async stop(): Promise<void> {
-    const c = this.child;
-    if (c && c.exitCode === null && c.signalCode === null) {
-      const gone = new Promise((r) => c.once('exit', r));
-      c.kill('SIGTERM');
-      const t = setTimeout(() => c.kill('SIGKILL'), 5000);
-      await gone;
-      clearTimeout(t);
-    }
+    await stopChild(this.child);
     this.tmp.cleanup();
   }
 }
