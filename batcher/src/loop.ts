@@ -50,14 +50,14 @@ export function stateHeartbeat(
 ): HeartbeatWriter {
   const wall = () => wallNow(clock);
   const body = (offset: number) => heartbeatBody(state, clock.now(), offset);
-  return new HeartbeatWriter(
+  return new HeartbeatWriter({
     path,
     wall,
-    clock.now(),
+    mono: () => clock.now(),
+    startedAt: clock.now(),
     body,
-    () => metrics.heartbeatWriteFailures.inc(),
-    () => clock.now(),
-  );
+    onFailure: () => metrics.heartbeatWriteFailures.inc(),
+  });
 }
 
 export function createBatcher(deps: BatcherDeps): Batcher {
