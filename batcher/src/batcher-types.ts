@@ -1,6 +1,6 @@
 /** What the main loop is built from and what it offers (loop.ts builds it; tests and benchmarks drive it). */
 import type { Tuning } from './config';
-import type { CfsApi, Clock, Phases, Sleep } from './context';
+import type { CfsApi, Clock, PhaseSteps, Sleep } from './context';
 import type { CreateIntentStore } from './create-intents';
 import type { HeartbeatWriter } from './heartbeat-writer';
 import type { BatcherMetrics } from './metrics';
@@ -20,7 +20,7 @@ export interface BatcherDeps {
   random?: () => number;
   newSessionName?: () => string;
   tuning?: Partial<Tuning>;
-  phases?: Phases;
+  phases?: PhaseSteps;
   /** The create-intents file (default: beside `heartbeatPath`, or memory only without one). */
   intents?: CreateIntentStore;
 }

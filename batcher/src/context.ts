@@ -52,7 +52,7 @@ export interface PhaseStep {
 }
 
 /** `rebuild` runs until it has succeeded once (its own root span); `cycle` runs in order every cycle. */
-export interface Phases {
+export interface PhaseSteps {
   readonly rebuild: PhaseStep;
   readonly cycle: readonly PhaseStep[];
 }

@@ -18,7 +18,7 @@ import { CreateIntentStore, intentsPathFor } from './create-intents';
 import { HeartbeatWriter } from './heartbeat-writer';
 import { logBatch, logCfsError, logComponents, logMain, logOptions, logSessions } from './log';
 import { createMetrics, type BatcherMetrics } from './metrics';
-import { PHASES } from './phases';
+import { PHASE_STEPS } from './phases';
 import { noteDisableToggle, optionsChange } from './options-watch';
 import { isBackingOff } from './rules/backoff';
 import { SESSION_PREFIX } from './rules/session-status';
@@ -68,7 +68,7 @@ export function createBatcher(deps: BatcherDeps): Batcher {
   const metrics = deps.metrics ?? createMetrics({ defaultMetrics: false });
   const state = deps.state ?? newState(tuning);
   const heartbeat = deps.heartbeat ?? stateHeartbeat(deps.heartbeatPath, clock, state, metrics);
-  const phases = deps.phases ?? PHASES;
+  const phases = deps.phases ?? PHASE_STEPS;
   const ctx: PhaseContext = {
     state,
     // Creates, lookups and PATCHes are recorded as attempts, every answer as progress (and a throttled stamp).

@@ -25,13 +25,13 @@ import { monotonicClock } from './clock';
 import { loadConfig } from './config';
 import { noteCfsAnswer } from './creating';
 import { CreateIntentStore, intentsPathFor } from './create-intents';
-import type { Phases } from './context';
+import type { PhaseSteps } from './context';
 import { logMain as log } from './log';
 import { createBatcher, stateHeartbeat } from './loop';
 import { componentLookup, createExplainer, explainLookupClient } from './explain-service';
 import { serveMetrics } from './http-server';
 import { createMetrics } from './metrics';
-import { PHASES } from './phases';
+import { PHASE_STEPS } from './phases';
 import { SPAN } from './spans';
 import { newState } from './state';
 import { BATCHER_VERSION } from './version';
@@ -44,7 +44,7 @@ export interface StartOptions {
   /** From the tracing preload, flushed (bounded) on the way out. */
   telemetry?: { shutdown(): Promise<void> };
   /** Wraps the production phases; used only by the e2e fault fixture (scripts/src/fixtures). */
-  wrapPhases?: (phases: Phases) => Phases;
+  wrapPhases?: (phases: PhaseSteps) => PhaseSteps;
   /** Variables the caller reads itself (the fixture's), not refused as unknown. */
   knownSettings?: readonly string[];
   /** The command line (default: this process's). */
@@ -99,7 +99,7 @@ async function main(opts: StartOptions): Promise<void> {
           'METRICS_PORT',
         )
       : undefined;
-  const phases = opts.wrapPhases ? opts.wrapPhases(PHASES) : PHASES;
+  const phases = opts.wrapPhases ? opts.wrapPhases(PHASE_STEPS) : PHASE_STEPS;
   const intents = new CreateIntentStore(intentsPathFor(config.heartbeatPath));
   const batcher = createBatcher({ client, state, heartbeat, metrics, clock, tuning: config.tuning, phases, intents });
   const ac = new AbortController();
