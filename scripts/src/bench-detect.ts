@@ -65,8 +65,8 @@ async function healthy(pod: BenchPod): Promise<number> {
 }
 
 export async function runDetect(kind: DetectKind, o: { checkIntervalS?: number } = {}): Promise<DetectRun> {
-  // A 1 s check interval: with per-second beats the interval is not in the formula, and it makes a pre-r2 batcher
-  // (silent while it sleeps) beat as often as the r2 loop does.
+  // A 1 s check interval: with per-second beats the interval is not in the formula, and it makes a batcher that is
+  // silent while it sleeps (earlier builds beat only at phase changes) beat as often as one that beats every second.
   const scenario = {
     ...benchScenario(),
     options: { batcher_check_interval: o.checkIntervalS ?? 1, batch_window: 1, batch_size: 10 },

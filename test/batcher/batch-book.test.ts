@@ -1,5 +1,5 @@
 /**
- * The batch state machine (rules/batch-book.ts) under random sequences of the transitions the phases make:
+ * The batch state machine (batcher/src/rules/batch-book.ts) under random sequences of the transitions the phases make:
  * collect (beginCollect, add, prune), rebuild (addRebuilt, then addUncertain for restored create intents), send
  * (markUncertain, retryLater, markActive, adopt with the session's actual members, release of a retired name) and
  * check_status (release). Each transition is only issued from a state its caller issues it from; in particular

@@ -1,5 +1,5 @@
 /**
- * Issue 11, cases 1 and 2: session creates whose outcome is unknown, against the simulator's hostile faults. Each
+ * Session creates whose outcome is unknown, against the simulator's hostile faults. Each
  * test tries to get a component into two sessions (the operator is paused: every session stays active, so any
  * second session for a member is an overlap in the simulator's history).
  */
@@ -57,7 +57,7 @@ const seed = (ids: string[]) => (sim: Harness['sim']) => {
   putComponents(sim, ids);
 };
 
-describe('case 1: lost answer after commit, and a lookup that lies', () => {
+describe('lost answer after commit, and a lookup that lies', () => {
   it.each([
     ['reset', { type: 'reset' }],
     ['404 with a problem body', { type: 'status', status: 404, title: 'Not Found' }],
@@ -149,7 +149,7 @@ describe('case 1: lost answer after commit, and a lookup that lies', () => {
   });
 });
 
-describe('case 2: late commit after the batcher died', () => {
+describe('late commit after the batcher died', () => {
   it("the restarted instance holds the dead one's intent; the commit lands 1.5 s after the kill; one session", async () => {
     h = await startHarness({ seed: seed(['x1', 'x2', 'x3', 'x4']) });
     h.sim.faults.add({

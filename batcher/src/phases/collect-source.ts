@@ -35,7 +35,7 @@ export const LEAN_MAX_NOT_BUSY_SHARE = 0.25;
  * to build and send than a full page, and a third of the requests (each one a scan of every component key in CFS).
  */
 export const LEAN_PAGE_FACTOR = 3;
-/** CFS's `default_page_size` default (notes 1.3), what a list without `limit` gets. */
+/** CFS's `default_page_size` default: the page size the server uses for a list without `limit`. */
 const SERVER_DEFAULT_PAGE_SIZE = 1000;
 
 /** Enabled pending components with config and state details (also send's read of queued members by id). */
@@ -49,7 +49,7 @@ const LEAN: ComponentFilter = { enabled: true, status: 'pending', config_details
 
 /**
  * Batchers whose CFS answered the lean listing with an error the full one did not give (the real server deletes
- * `state` from each record when state_details=false, notes 1.4: a record stored without it would fail the list).
+ * `state` from each record when state_details=false: a record stored without it would fail the list).
  */
 const leanRefused = new WeakSet<object>();
 

@@ -19,7 +19,7 @@ import {
 import { Transport, type RequestInfo } from './transport';
 
 export const DEFAULT_CFS_API_URL = CFS_CLIENT_DEFAULTS.baseUrl;
-/** Keep a query string well below uwsgi's 16 KiB request buffer (cfs-api config/uwsgi.ini). */
+/** Keep a query string well below uwsgi's 16 KiB request buffer (CFS's API server runs under uwsgi). */
 export const MAX_IDS_QUERY_CHARS = 4000;
 /** A list that pages more than this is not converging (a server bug); stop rather than loop forever. */
 const MAX_PAGES = 100_000;
