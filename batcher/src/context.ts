@@ -2,6 +2,7 @@
  * What a phase works with: the state, the CFS port, the metrics, the tuning and the clock. A phase is a function
  * `(ctx, signal) => Promise<void>`; the loop (loop.ts) decides their order, waits and error policy.
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import type { CfsClient, Phase } from '@cfs-batcher/shared';
 import type { Clock } from './clock';
 import type { Tuning } from './config';
@@ -57,14 +58,11 @@ export interface PhaseSteps {
   readonly cycle: readonly PhaseStep[];
 }
 
-export const realSleep: Sleep = (ms, signal) =>
-  new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const timer = setTimeout(done, Math.max(0, ms));
-    function done(): void {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
+/** Waits `ms`, or until `signal` aborts: an abort ends the wait early, it is not an error (the loop checks it). */
+export const realSleep: Sleep = async (ms, signal) => {
+  try {
+    await delay(Math.max(0, ms), undefined, { signal });
+  } catch (err) {
+    if (!signal?.aborted) throw err; // the AbortError of an abort; anything else is a bug
+  }
+};

@@ -6,7 +6,7 @@
  */
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { errorMessage } from '@cfs-batcher/shared';
+import { errorMessage, writeFileAtomic } from '@cfs-batcher/shared';
 import {
   INTENTS_FILE,
   parseIntents,
@@ -62,24 +62,15 @@ export class CreateIntentStore {
     return JSON.stringify(intents) === this.recorded;
   }
 
-  /** Replaces the file (temp + fsync + rename); true when durable. A failure leaves the old file in place. */
+  /** Replaces the file atomically (writeFileAtomic); ok when durable. A failure leaves the old file in place. */
   async write(intents: readonly CreateIntent[], nowMs: number): Promise<{ ok: true } | { ok: false; problem: string }> {
     if (this.path === undefined) {
       this.recorded = JSON.stringify(intents);
       return { ok: true };
     }
-    const tmp = path.join(path.dirname(this.path), `.${path.basename(this.path)}.${process.pid}.tmp`);
     try {
-      const handle = await fs.open(tmp, 'w', 0o644);
-      try {
-        await handle.writeFile(serializeIntents(intents, nowMs), 'utf8');
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await fs.rename(tmp, this.path);
+      await writeFileAtomic(this.path, serializeIntents(intents, nowMs));
     } catch (err) {
-      await fs.rm(tmp, { force: true }).catch(() => undefined);
       return { ok: false, problem: errorMessage(err) };
     }
     this.recorded = JSON.stringify(intents);

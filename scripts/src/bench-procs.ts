@@ -20,7 +20,7 @@ export function startNode(script: string, args: string[], env: Record<string, st
 
 /**
  * The detection bench's older call shape over waitFor (an `undefined` probe result means "not yet").
- * @deprecated use waitFor from wait.ts; kept while scripts/src/bench-detect.ts still calls it.
+ * @deprecated use waitFor from wait.ts; kept while the detection, stall and false-restart benches call it.
  */
 export function waitUntil<T>(
   what: string,

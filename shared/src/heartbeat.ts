@@ -9,8 +9,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { promises as fs } from 'node:fs';
-import path from 'node:path';
 import { z } from 'zod';
+import { writeFileAtomic } from './atomic-file';
 import { formatZodIssues } from './contract';
 
 export const HEARTBEAT_FORMAT = 1;
@@ -136,24 +136,9 @@ export function newInstanceId(): string {
   return randomUUID();
 }
 
-/** Writes the heartbeat atomically: temp file in the same directory, fsync, rename. */
+/** Writes the heartbeat atomically (atomic-file.ts): the sidecar never reads half a heartbeat. */
 export async function writeHeartbeat(filePath: string, hb: Heartbeat): Promise<void> {
-  const body = JSON.stringify(hb);
-  const dir = path.dirname(filePath);
-  const tmp = path.join(dir, `.${path.basename(filePath)}.${process.pid}.tmp`);
-  const handle = await fs.open(tmp, 'w', 0o644);
-  try {
-    await handle.writeFile(body, 'utf8');
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  try {
-    await fs.rename(tmp, filePath);
-  } catch (err) {
-    await fs.rm(tmp, { force: true });
-    throw err;
-  }
+  await writeFileAtomic(filePath, JSON.stringify(hb));
 }
 
 export type HeartbeatReadResult =

@@ -4,7 +4,7 @@ import { closeSync, constants as fsConstants, mkdtempSync, openSync, rmSync } fr
 import { performance } from 'node:perf_hooks';
 import os from 'node:os';
 import path from 'node:path';
-import { parseHeartbeat, readHeartbeat, setLogSilent } from '@cfs-batcher/shared';
+import { atomicTempPath, parseHeartbeat, readHeartbeat, setLogSilent } from '@cfs-batcher/shared';
 import { HeartbeatWriter, WRITE_DEADLINE_MS } from '../../batcher/src/heartbeat-writer';
 
 setLogSilent(true);
@@ -67,7 +67,7 @@ it('a phase change keeps its start time across progress stamps', async () => {
 it('a heartbeat write that hangs (stuck volume) holds the loop at most WRITE_DEADLINE_MS, counted as a failure', async () => {
   // The writer's temp file is a FIFO with no reader: opening it for writing blocks, as on a stuck volume.
   const file = path.join(dir, 'hb.json');
-  const tmp = path.join(dir, `.hb.json.${process.pid}.tmp`);
+  const tmp = atomicTempPath(file);
   expect(spawnSync('mkfifo', [tmp]).status).toBe(0);
   let failed = 0;
   const w = new HeartbeatWriter({
