@@ -144,8 +144,12 @@ it('scans a real set of comments', () => {
   expect(exists('batcher/src/loop.ts', 'shared/reference/cfs-openapi.yaml')).toBe(false);
 });
 
-/** An issue or case number, a numbered note, a round of review or its short name (r and a digit). */
-const HISTORY = /\bissues? #?[0-9]|\bnotes? [0-9]+\.[0-9]|\b(pre-)?r2\b|\breview rounds?\b|\bcases? [0-9]+:/i;
+/**
+ * An issue or case number, a numbered note, a round of review or its short name (r and a digit), or the research
+ * notes kept beside the repository (never in it).
+ */
+const HISTORY =
+  /\bissues? #?[0-9]|\bnotes? [0-9]+\.[0-9]|\b(pre-)?r2\b|\breview rounds?\b|\bcases? [0-9]+:|\b(cfs-api-notes|health-practices|npm-deps-tested)\b/i;
 const cites = (list: Comment[]): string[] =>
   list.filter((c) => HISTORY.test(c.text)).map((c) => `${where(c)}: ${c.text.match(HISTORY)![0]}`);
 
