@@ -57,7 +57,9 @@ function commentsOf(file: string): Comment[] {
   return [...seen.values()];
 }
 
-const comments = SCANNED.flatMap(sourceFiles).flatMap(commentsOf);
+/** The configuration files at the root (jest, eslint) have comments too. */
+const ROOT_FILES = readdirSync(ROOT).filter((n) => /\.(ts|js|mjs|cjs)$/.test(n));
+const comments = [...SCANNED.flatMap(sourceFiles), ...ROOT_FILES].flatMap(commentsOf);
 
 /** The names of the suite's tests: the first argument of describe/it/test (and their .each, .skip, ...). */
 function testNamesOf(file: string): Comment[] {
@@ -149,7 +151,7 @@ it('scans a real set of comments', () => {
  * notes kept beside the repository (never in it).
  */
 const HISTORY =
-  /\bissues? #?[0-9]|\bnotes? [0-9]+\.[0-9]|\b(pre-)?r2\b|\breview rounds?\b|\bcases? [0-9]+:|\b(cfs-api-notes|health-practices|npm-deps-tested)\b/i;
+  /\bissues? #?[0-9]+|\bnotes? [0-9]+\.[0-9]|\b(pre-)?r2\b|\breview rounds?\b|\bcases? [0-9]+:|\b(cfs-api-notes|health-practices|npm-deps-tested)\b/i;
 const cites = (list: Comment[]): string[] =>
   list.filter((c) => HISTORY.test(c.text)).map((c) => `${where(c)}: ${c.text.match(HISTORY)![0]}`);
 
