@@ -8,7 +8,7 @@ import path from 'node:path';
 import ts from 'typescript';
 
 const ROOT = path.resolve(__dirname, '../..');
-/** Where the code lives; the first four are the programs (the grep covers those). */
+/** Where the code lives; the first four are the programs, whose every line (code and strings too) is also grepped. */
 const PROGRAMS = ['batcher/src', 'sidecar-health/src', 'shared/src', 'cfs-sim/src'];
 const SCANNED = [...PROGRAMS, 'scripts/src', 'test'];
 /** The repository's top-level folders: a comment word that starts with one of them is a repository path. */
