@@ -1,4 +1,4 @@
-/** rules/pacing.ts and creating.ts's attempt bookkeeping, as pure functions. */
+/** rules/pacing.ts and rules/creating.ts's attempt bookkeeping, as pure functions. */
 import { CfsError } from '@cfs-batcher/shared';
 import {
   createRoom,

@@ -1,16 +1,16 @@
 /**
  * Before a batch is POSTed, its members' records must be this cycle's: collect reads queued members again only when
- * their lean record shows a change (collect-source.ts), and a send phase that waited for the operator has older
+ * their lean record shows a change (phases/collect-source.ts), and a send phase that waited for the operator has older
  * ones still. So the members whose record was read before `since` are read again by id (one `ids=` read, chunked by
  * the client) and filed anew in the book: unchanged -> refreshed; configuration, pending layers, latest status or
  * desired state changed -> moved to the batch of their new key (never POSTed with the old configuration); no longer
  * pending or enabled, or now unusable -> out of the batch (collect files or reports them again next cycle).
  */
-import type { PhaseContext } from '../context';
-import { logBatch } from '../log';
-import type { Batch } from '../rules/batch';
-import { toBatchComponent, type BatchComponent } from '../rules/component';
-import { FULL_LISTING } from './collect-source';
+import type { PhaseContext } from '../../context';
+import { logBatch } from '../../log';
+import type { Batch } from '../../rules/batch';
+import { toBatchComponent, type BatchComponent } from '../../rules/component';
+import { FULL_LISTING } from '../collect-source';
 
 /** Members of `batches` whose record predates `since` (or is unknown). */
 export function staleMembers(batches: readonly Batch[], since: number): string[] {
