@@ -4,7 +4,7 @@
  * every cycle, and their name is the idempotency key, so a repeated POST can never make a second session.
  */
 import type { PhaseContext } from '../../context';
-import { batchState, isReadyToSend, retryDelayMs, type Batch } from '../../rules/batch';
+import { isReadyToSend, retryDelayMs, type Batch } from '../../rules/batch';
 
 export interface Candidate {
   b: Batch;
@@ -29,14 +29,6 @@ export function candidates(ctx: PhaseContext): Candidate[] {
     ...ready.map((b) => ({ b, probe: false, at: now })),
     ...held.map(({ b, turn }) => ({ b, probe: turn === 'probe', at: b.nextAttemptAt })),
   ];
-}
-
-/** Still queued, with members, and ready after its members were read again (one may have left, or changed key). */
-export function stillReady(ctx: PhaseContext, c: Candidate): boolean {
-  const { book, options } = ctx.state;
-  return (
-    book.has(c.b) && batchState(c.b) === 'queued' && isReadyToSend(c.b, options.batch_size, options.batch_window, c.at)
-  );
 }
 
 /**

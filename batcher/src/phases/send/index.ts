@@ -1,24 +1,23 @@
 /**
- * Phase `send` (CFS sessions, every cycle unless disabled), its one entry point. A batch's walk through it, in the
- * order of this file:
- * 1. the uncertain creates are resolved first (uncertain.ts): looked up by name, adopted, re-POSTed or retired;
- * 2. the ready batches are picked (candidates.ts), chunk by chunk: the pacing room (pacing-wait.ts waits for the
- *    operator while the pending cap holds), the members read again where their records are older than the cycle's
- *    collect or the last wait (refresh.ts), and each batch still ready planned under its name;
- * 3. the names about to be POSTed are recorded in the create-intents file (one write per chunk) before any POST;
- * 4. each is POSTed and its answer applied (post.ts): adopted, retry delay, or uncertain under its name.
- * The batch's changes are the book's verbs (rules/batch-book.ts); this folder only decides which.
+ * Phase `send` (CFS sessions, every cycle unless disabled), its one entry point. A batch's walk through it: each
+ * step is one file, entered once per chunk, in this order:
+ * 1. uncertain.ts: the uncertain creates are resolved first (looked up by name, adopted, re-POSTed or retired);
+ * 2. candidates.ts: the batches that may be created now (ready, or held by a retry delay that may go early);
+ * 3. pacing-wait.ts: the room pacing leaves (waiting for the operator while the pending cap holds);
+ * 4. refresh.ts: the chunk's members read again where their records are older than the cycle's collect or the last
+ *    wait, and the batches still ready after that;
+ * 5. post.ts: each planned under its name, the names recorded in the create-intents file (one write per chunk)
+ *    before any POST, then the POSTs and what each answer means (adopted, retry delay, uncertain under its name).
+ * A batch's changes are the book's verbs (rules/batch-book.ts); this folder decides which.
  */
 import type { PhaseContext } from '../../context';
 import { logBatch } from '../../log';
 import { isBackingOff } from '../../rules/backoff';
-import { batchState } from '../../rules/batch';
-import type { CreateIntent } from '../../rules/create-intents';
 import type { PacingLimit } from '../../rules/pacing';
-import { candidates, stillReady } from './candidates';
+import { candidates } from './candidates';
 import { roomToCreate } from './pacing-wait';
-import { createPlanned, intentOf, plan, type Tally } from './post';
-import { refreshStale } from './refresh';
+import { createChunk, recordIntents, type Tally } from './post';
+import { refreshChunk } from './refresh';
 import { resolveUncertain } from './uncertain';
 
 /** Names one intents write records at most: what a crash can leave for a restarted instance to resolve. */
@@ -71,39 +70,12 @@ async function createReady(ctx: PhaseContext, wasPaced: PacingLimit | null, tall
     }
     const chunk = ready.slice(0, Math.min(room.creates, budget, CREATES_PER_INTENTS_WRITE));
     for (const c of chunk) tried.add(c.b.id);
-    await refreshStale(
-      ctx,
-      chunk.map((c) => c.b),
-      freshSince,
-      signal,
-    );
-    const planned = chunk.filter((c) => stillReady(ctx, c)).map((c) => plan(ctx, c));
-    // Before any POST: a crash after this write leaves names a restarted instance will hold until they resolve.
-    if (
-      !(await recordIntents(
-        ctx,
-        planned.map((p) => intentOf(p.b, p.body.name, p.b.plannedAt, p.body)),
-      ))
-    )
-      return;
+    const still = await refreshChunk(ctx, chunk, freshSince, signal);
+    const r = await createChunk(ctx, still, sliceEnd, tally, signal);
+    if (r === 'unrecorded') return;
     recorded = true;
-    budget -= planned.length;
-    if ((await createPlanned(ctx, planned, sliceEnd, tally, signal)) === 'stop') break;
+    budget -= still.length;
+    if (r === 'stop') break;
   }
   if (!recorded) await recordIntents(ctx, []);
-}
-
-/**
- * One write per chunk: every uncertain name plus `fresh` (about to be POSTed); the store skips it when the file
- * already says exactly that. False (creates skipped this cycle) when it cannot be written: a create that is not
- * recorded could be duplicated after a crash, and the heartbeat on the same volume tells the sidecar that something
- * is wrong.
- */
-async function recordIntents(ctx: PhaseContext, fresh: CreateIntent[]): Promise<boolean> {
-  const intents = ctx.state.book
-    .all()
-    .filter((b) => batchState(b) === 'uncertain')
-    .map((b) => intentOf(b, b.uncertainName!, b.plannedAt))
-    .concat(fresh);
-  return (await ctx.state.intents.record(intents, Date.now())) || fresh.length === 0;
 }

@@ -1,14 +1,16 @@
 /**
- * One session POST and what its answer means for the batch, for new batches (createPlanned) and the re-POSTs of
- * uncertain names (uncertain.ts): created -> adopted; refused -> retry later; anything else -> the name stays the
- * batch's, uncertain, its members busy (rules/create-intents.ts says why).
+ * Creating a chunk of ready batches, in the order it happens: each planned under its name (the book keeps it from
+ * attempt to attempt), the names recorded in the create-intents file (one write, before any POST), then one POST per
+ * batch and what its answer means: created -> adopted; refused -> retry later; anything else -> the name stays the
+ * batch's, uncertain, its members busy (rules/create-intents.ts says why). The re-POSTs of uncertain names
+ * (uncertain.ts) use the same POST and adoption.
  */
 import { isCfsError, withSpan, type SessionCreate } from '@cfs-batcher/shared';
 import type { PhaseContext } from '../../context';
 import { logBatch, logCfsError, logSessions } from '../../log';
-import { sharedTags, type Batch } from '../../rules/batch';
 import { createFailureReason } from '../../rules/cfs-errors';
 import type { BatchComponent } from '../../rules/component';
+import { batchState, sharedTags, type Batch } from '../../rules/batch';
 import { createOutcome, type CreateIntent, type CreateOutcome } from '../../rules/create-intents';
 import { noteCreate, pacingGate } from '../../rules/pacing';
 import { SPAN, sessionSpanAttributes } from '../../spans';
@@ -26,7 +28,7 @@ export interface Tally {
   uncertain: number;
 }
 
-export interface Planned {
+interface Planned {
   b: Batch;
   probe: boolean;
   body: SessionCreate;
@@ -49,15 +51,33 @@ export function sessionBody(
   };
 }
 
-/** The batch under its name (the book keeps it from attempt to attempt) and the body to POST. */
-export function plan(ctx: PhaseContext, c: Candidate): Planned {
+/**
+ * Creates a chunk of ready batches. 'unrecorded' when the intents file could not be written (nothing was POSTed);
+ * 'stop' when the phase must end (slice used, pacing, no answer, a probe failed again).
+ */
+export async function createChunk(
+  ctx: PhaseContext,
+  ready: readonly Candidate[],
+  sliceEnd: number,
+  tally: Tally,
+  signal?: AbortSignal,
+): Promise<'go on' | 'stop' | 'unrecorded'> {
+  const planned = ready.map((c) => plan(ctx, c));
+  // Before any POST: a crash after this write leaves names a restarted instance will hold until they resolve.
+  const fresh = planned.map((p) => intentOf(p.b, p.body.name, p.b.plannedAt, p.body));
+  if (!(await recordIntents(ctx, fresh))) return 'unrecorded';
+  return createPlanned(ctx, planned, sliceEnd, tally, signal);
+}
+
+/** The batch under its name (the book keeps it from attempt to attempt, so an unchanged plan is not rewritten). */
+function plan(ctx: PhaseContext, c: Candidate): Planned {
   const { b } = c;
   const name = ctx.state.book.plan(b, ctx.newSessionName, ctx.clock.now());
   return { b, probe: c.probe, body: sessionBody(name, b, [...b.members.keys()], b.members.values()) };
 }
 
 /** The intent recorded for `name`: every member the batch holds (all of them could be in the session). */
-export function intentOf(b: Batch, name: string, at: number, body?: SessionCreate): CreateIntent {
+function intentOf(b: Batch, name: string, at: number, body?: SessionCreate): CreateIntent {
   const members = [...b.members.keys()];
   return {
     name,
@@ -70,8 +90,23 @@ export function intentOf(b: Batch, name: string, at: number, body?: SessionCreat
   };
 }
 
-/** POSTs a recorded chunk; 'stop' when the phase must end (slice used, pacing, no answer, a probe failed again). */
-export async function createPlanned(
+/**
+ * One write per chunk: every uncertain name plus `fresh` (about to be POSTed); the store skips it when the file
+ * already says exactly that. False (creates skipped this cycle) when it cannot be written: a create that is not
+ * recorded could be duplicated after a crash, and the heartbeat on the same volume tells the sidecar that something
+ * is wrong.
+ */
+export async function recordIntents(ctx: PhaseContext, fresh: CreateIntent[]): Promise<boolean> {
+  const intents = ctx.state.book
+    .all()
+    .filter((b) => batchState(b) === 'uncertain')
+    .map((b) => intentOf(b, b.uncertainName!, b.plannedAt))
+    .concat(fresh);
+  return (await ctx.state.intents.record(intents, Date.now())) || fresh.length === 0;
+}
+
+/** POSTs a recorded chunk; 'stop' when the phase must end. */
+async function createPlanned(
   ctx: PhaseContext,
   planned: readonly Planned[],
   sliceEnd: number,
