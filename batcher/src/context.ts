@@ -3,33 +3,21 @@
  * `(ctx, signal) => Promise<void>`; the loop (loop.ts) decides their order, waits and error policy.
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import type { CfsClient, Phase } from '@cfs-batcher/shared';
+import type { Phase } from '@cfs-batcher/shared';
+import type { CfsApi } from './cfs-port';
 import type { Clock } from './clock';
 import type { Tuning } from './config';
-import type { CreateIntentStore } from './create-intents';
 import type { BatcherMetrics } from './metrics';
 import type { BatcherState } from './state';
-
-/** The part of the CFS client the batcher uses (tests pass wrappers that lose or hide answers). */
-export type CfsApi = Pick<
-  CfsClient,
-  | 'listComponents'
-  | 'listSessions'
-  | 'listAllSessions'
-  | 'getSession'
-  | 'createSession'
-  | 'deleteSession'
-  | 'getOptions'
-  | 'patchOptions'
-  | 'patchComponent'
->;
 
 export type { Clock } from './clock';
 
 export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
 
 export interface PhaseContext {
+  /** Everything the batcher knows between cycles (the book, the intents store, ...). */
   readonly state: BatcherState;
+  /** CFS, with attempts and answers noted (cfs-port.ts). */
   readonly client: CfsApi;
   readonly metrics: BatcherMetrics;
   readonly tuning: Readonly<Tuning>;
@@ -37,8 +25,6 @@ export interface PhaseContext {
   /** Waits inside a phase (send waiting for the operator); the loop's own sleep, so tests can inject it. */
   readonly sleep: Sleep;
   readonly newSessionName: () => string;
-  /** The create-intents file on the heartbeat volume (send records, rebuild restores). */
-  readonly intents: CreateIntentStore;
 }
 
 export type PhaseFn = (ctx: PhaseContext, signal?: AbortSignal) => Promise<void>;

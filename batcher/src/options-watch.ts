@@ -4,7 +4,7 @@
  * later), and batcher_disable turned on then off resets the create backoff.
  */
 import { isCfsError } from '@cfs-batcher/shared';
-import type { CfsApi } from './context';
+import type { CfsApi } from './cfs-port';
 import { logBatch } from './log';
 import { initialBackoff } from './rules/backoff';
 import { parseOptions, type BatcherOptions } from './rules/options';
