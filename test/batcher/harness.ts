@@ -1,4 +1,5 @@
 /** In-process simulator + real CfsClient + a batcher on a fake clock, and a log capture. */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createSimulator, type Simulator } from '@cfs-batcher/cfs-sim';
 import { addLogSink, CfsClient, setLogSilent, type CfsClientOptions, type RequestInfo } from '@cfs-batcher/shared';
 import { DEFAULT_OPTIONS, createBatcher, type Batcher, type BatcherDeps } from '@cfs-batcher/batcher';
@@ -86,8 +87,11 @@ export async function startHarness(
   const { url } = await sim.listen(0);
   const clock = new FakeClock();
   // The batcher is wired as in production: its progress wire and request metrics see every HTTP attempt of this
-  // client (a test that passes its own `deps.client` wrapper gets the per-call wire instead).
+  // client (a test that passes its own `deps.client` wrapper gets the per-call wire instead). Only the attempts of
+  // its own cycles, as in production where no one else holds its client: another instance given `client` (a
+  // restart), or a test reading CFS through it, is not this loop's progress.
   let loopHook: ((r: RequestInfo) => void) | undefined;
+  const ownCalls = new AsyncLocalStorage<true>();
   const client = new CfsClient({
     baseUrl: url,
     retryBudgetMs: 0,
@@ -96,14 +100,19 @@ export async function startHarness(
     ...opts.clientOptions,
     onRequest: (r) => {
       if (opts.clockFollowsRequests) clock.advance(r.durationMs);
-      loopHook?.(r);
+      if (ownCalls.getStore()) loopHook?.(r);
     },
   });
   const port = (onRequest: (r: RequestInfo) => void): CfsClient => {
     loopHook = onRequest;
     return client;
   };
-  const batcher = createBatcher({ client: port, clock, sleep: async () => undefined, random: () => 0.5, ...opts.deps });
+  const built = createBatcher({ client: port, clock, sleep: async () => undefined, random: () => 0.5, ...opts.deps });
+  const batcher: Batcher = {
+    ...built,
+    runCycle: (signal) => ownCalls.run(true, () => built.runCycle(signal)),
+    run: (signal) => ownCalls.run(true, () => built.run(signal)),
+  };
   return { sim, url, client, clock, batcher, close: () => sim.close() };
 }
 

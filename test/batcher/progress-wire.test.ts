@@ -5,8 +5,10 @@
  */
 import { createSimulator, type Simulator } from '@cfs-batcher/cfs-sim';
 import { CfsClient, setLogSilent, type RequestInfo } from '@cfs-batcher/shared';
-import { createBatcher, type Batcher } from '@cfs-batcher/batcher';
-import { FakeClock, fastOptions, putConfig } from './harness';
+import path from 'node:path';
+import { createBatcher, DEFAULT_OPTIONS, type Batcher } from '@cfs-batcher/batcher';
+import { makeTempDir } from '../helpers/tmp';
+import { FakeClock, fastOptions, putComponents, putConfig, startHarness } from './harness';
 
 setLogSilent(true);
 
@@ -76,3 +78,43 @@ it('a ready-made port: the same wire, once per call that got an answer', async (
   const m = await b.metrics.cfsRequests.get();
   expect(m.values).toEqual([]);
 });
+
+it("the harness's wire is its batcher's alone: an instance that stopped stamps nothing when another uses the client", async () => {
+  const tmp = makeTempDir('progress-wire');
+  // CSM's defaults (check interval 10 s, batch window 60 s); both instances share the heartbeat volume and CFS.
+  const heartbeatPath = path.join(tmp.dir, 'heartbeat.json');
+  const h = await startHarness({
+    seed: (s) => {
+      putConfig(s);
+      putComponents(s, ['x1', 'x2']);
+    },
+    deps: { heartbeatPath },
+  });
+  try {
+    expect((await h.batcher.runCycle()).outcome).toBe('ok');
+    const dead = {
+      sequence: h.batcher.heartbeat.lastSequence,
+      answer: h.batcher.state.creating.lastCfsAnswerAt,
+      requests: await requestCount(h.batcher),
+    };
+    expect(dead.requests).toBeGreaterThan(0); // its own attempts were counted
+    // "SIGKILL": the first instance's loop is gone; a new one works through the same client, a minute later
+    h.clock.advance(60_000);
+    const next = createBatcher({ client: h.client, clock: h.clock, sleep: async () => undefined, heartbeatPath });
+    expect((await next.runCycle()).outcome).toBe('ok');
+    h.clock.advance(DEFAULT_OPTIONS.batch_window * 1000 + 1);
+    expect((await next.runCycle()).outcome).toBe('ok');
+    expect(next.state.creating.lastCfsAnswerAt).toBe(h.clock.now()); // the live loop's own wire saw its answers
+    // the stopped loop: no progress, no stamp on the shared heartbeat file, no requests of someone else's counted
+    expect(h.batcher.state.creating.lastCfsAnswerAt).toBe(dead.answer);
+    expect(h.batcher.heartbeat.lastSequence).toBe(dead.sequence);
+    expect(await requestCount(h.batcher)).toBe(dead.requests);
+  } finally {
+    await h.close();
+    tmp.cleanup();
+  }
+});
+
+async function requestCount(b: Batcher): Promise<number> {
+  return (await b.metrics.cfsRequests.get()).values.reduce((n, v) => n + v.value, 0);
+}
