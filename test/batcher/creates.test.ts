@@ -224,3 +224,61 @@ describe('late commit after the batcher died', () => {
     expect(logs.has(/Create intents are recorded in .* again/, 'INFO')).toBe(true);
   });
 });
+
+describe("on CSM's defaults (check interval 10 s, batch window 60 s, batches of 25)", () => {
+  it('an unwritable intents file holds every create; after a kill mid-POST the restart re-sends no batch CFS has', async () => {
+    const ids = Array.from({ length: 30 }, (_, i) => `n${String(i).padStart(3, '0')}`);
+    h = await startHarness({
+      seed: (sim) => {
+        putConfig(sim);
+        putComponents(sim, ids);
+      },
+    });
+    const dir = path.join(tmp.dir, 'volume-not-mounted-yet');
+    const file = path.join(dir, 'create-intents.json');
+    const instance = (): Batcher =>
+      createBatcher({
+        client: h.client,
+        clock: h.clock,
+        sleep: async () => undefined,
+        intents: new CreateIntentStore(file),
+      });
+    const first = instance();
+    await cycles(first, 9, 10_000); // 90 s: the full batch and the one past its window are both ready
+    expect(count(h.sim, 'POST /v3/sessions')).toBe(0);
+    expect(first.state.book.count('queued')).toBe(2);
+    mkdirSync(dir);
+    // The first POST's answer never comes; CFS commits it 1.5 s later, after the instance is gone.
+    h.sim.faults.add({
+      match: 'POST /v3/sessions',
+      action: { type: 'late-commit', ms: 1500, client: 'hang' },
+      scope: { times: 1 },
+    });
+    const ac = new AbortController();
+    h.clock.advance(10_000);
+    const dying = first.runCycle(ac.signal);
+    for (let i = 0; i < 200 && count(h.sim, 'POST /v3/sessions') === 0; i++)
+      await new Promise((r) => setTimeout(r, 10));
+    ac.abort(); // "SIGKILL" with the POST in flight
+    await dying.catch(() => undefined);
+    expect(count(h.sim, 'POST /v3/sessions')).toBe(1);
+    // Both names were recorded before any POST (one write for the chunk).
+    const recorded = JSON.parse(readFileSync(file, 'utf8')) as { intents: { name: string; members: string[] }[] };
+    expect(recorded.intents.map((i) => i.members.length).sort((a, b) => a - b)).toEqual([5, 25]);
+    for (let i = 0; i < 100 && h.sim.state.sessions.size === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(h.sim.state.sessions.size).toBe(1); // the lost POST committed
+    const second = instance();
+    await cycles(second, 7, 10_000);
+    // The committed batch is adopted, never POSTed again; the other one is sent once, under its recorded name.
+    expect(count(h.sim, 'POST /v3/sessions')).toBe(2);
+    expect(
+      sessions(h.sim)
+        .map((s) => s.name)
+        .sort(),
+    ).toEqual(recorded.intents.map((i) => i.name).sort());
+    const targeted = sessions(h.sim).flatMap((s) => String(s.ansible?.limit ?? '').split(','));
+    expect(targeted.sort()).toEqual([...ids].sort());
+    expect(second.state.book.count('active')).toBe(2);
+    noOverlap();
+  });
+});
