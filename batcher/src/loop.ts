@@ -8,7 +8,7 @@
  * (`runCycle()`) against the simulator without waiting real intervals; `run(signal)` is the production loop.
  */
 import { randomUUID } from 'node:crypto';
-import { errorMessage, isCfsError, withSpan, type Phase } from '@cfs-batcher/shared';
+import { Turns, errorMessage, isCfsError, withSpan, type Phase } from '@cfs-batcher/shared';
 import type { Batcher, BatcherDeps, CycleResult } from './batcher-types';
 import { monotonicClock, wallNow } from './clock';
 import { DEFAULT_TUNING, type Tuning } from './config';
@@ -60,6 +60,17 @@ export function stateHeartbeat(
   );
 }
 
+/** The book's consistency check, batch by batch: at 100k pending it is a pass long enough to hold up /explain. */
+async function bookInconsistency(state: BatcherState, sliceMs: number): Promise<string | null> {
+  const turns = new Turns(sliceMs);
+  for (const b of state.book.all()) {
+    if (turns.due()) await turns.take();
+    const problem = state.book.inconsistencyOf(b);
+    if (problem !== null) return problem;
+  }
+  return null;
+}
+
 export function createBatcher(deps: BatcherDeps): Batcher {
   const clock = deps.clock ?? monotonicClock();
   const sleep = deps.sleep ?? realSleep;
@@ -107,7 +118,7 @@ export function createBatcher(deps: BatcherDeps): Batcher {
           phase = step.name;
           await runPhase(step, signal);
         }
-        const problem = state.book.inconsistency();
+        const problem = await bookInconsistency(state, tuning.turnSliceMs);
         if (problem !== null) throw new FatalError(problem);
       });
       state.cfsLastSuccess = clock.now();

@@ -5,7 +5,7 @@
  * a write that failed (or had no time) is retried next cycle while its batch stays held (members busy, never lost
  * and never re-batched before their completion is written).
  */
-import { isCfsError, type CfsSession } from '@cfs-batcher/shared';
+import { Turns, isCfsError, type CfsSession } from '@cfs-batcher/shared';
 import type { CfsApi, PhaseContext } from '../context';
 import type { PendingCompletion } from '../state';
 import { logBatch, logSessions } from '../log';
@@ -85,7 +85,10 @@ async function followSessions(
     ctx.state.cycleCompleted += 1;
     ctx.metrics.sessionsCompleted.inc({ result });
   };
+  // Thousands of sessions at 100k pending: /explain and /metrics are answered between slices of them.
+  const turns = new Turns(ctx.tuning.turnSliceMs);
   for (const b of active) {
+    if (turns.due()) await turns.take();
     const name = b.sessionName!;
     if (unreadable.has(name)) continue; // unreadable record: status unknown, look again next cycle
     let session = listed.get(name);

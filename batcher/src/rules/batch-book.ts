@@ -14,6 +14,8 @@ import { batchState, retryDelayMs, type Batch, type BatchState, type RetryPolicy
 
 export type AddOutcome = 'added' | 'refreshed' | 'moved' | 'busy';
 
+export type BookTally = Record<BatchState, number> & { earliestAttemptAt: number };
+
 export class BatchBook {
   private readonly batches = new Map<number, Batch>();
   /** Queued batches by key, in creation order (only these accept members). */
@@ -44,6 +46,17 @@ export class BatchBook {
     let n = 0;
     for (const b of this.batches.values()) if (batchState(b) === state) n++;
     return n;
+  }
+
+  /** The batches by state and the earliest retry of one without a session, in one pass (read at every heartbeat). */
+  tally(): BookTally {
+    const t: BookTally = { queued: 0, uncertain: 0, active: 0, earliestAttemptAt: Number.POSITIVE_INFINITY };
+    for (const b of this.batches.values()) {
+      const state = batchState(b);
+      t[state] += 1;
+      if (state !== 'active' && b.nextAttemptAt < t.earliestAttemptAt) t.earliestAttemptAt = b.nextAttemptAt;
+    }
+    return t;
   }
 
   /**
@@ -79,17 +92,27 @@ export class BatchBook {
   /** Drops queued members not seen pending+enabled in a complete collection; returns the ids released. */
   prune(seen: ReadonlySet<string>): string[] {
     const released: string[] = [];
-    for (const list of [...this.queuedByKey.values()]) {
-      for (const b of [...list]) {
-        for (const id of [...b.members.keys()]) {
-          if (!seen.has(id)) {
-            this.removeMember(b, id);
-            released.push(id);
-          }
-        }
+    for (const b of this.queuedBatches()) this.pruneBatch(b, seen, released);
+    return released;
+  }
+
+  /** The queued batches now (a copy: pruning may release some of them). */
+  queuedBatches(): Batch[] {
+    return [...this.queuedByKey.values()].flat();
+  }
+
+  /**
+   * prune() for one batch, adding the ids released to `released`: a caller walking every queued batch can give the
+   * event loop a turn between two of them, the book whole at each.
+   */
+  pruneBatch(b: Batch, seen: ReadonlySet<string>, released: string[]): void {
+    if (!this.has(b) || batchState(b) !== 'queued') return;
+    for (const id of [...b.members.keys()]) {
+      if (!seen.has(id)) {
+        this.removeMember(b, id);
+        released.push(id);
       }
     }
-    return released;
   }
 
   /** A queued member found no longer pending (or unusable) when read by id: out of its batch, free again. */
@@ -209,11 +232,18 @@ export class BatchBook {
   /** Cheap consistency check; a non-null answer names a bug (the process should restart rather than schedule wrongly). */
   inconsistency(): string | null {
     for (const b of this.batches.values()) {
-      if (batchState(b) !== 'queued') continue;
-      if (b.members.size === 0) return `empty queued batch ${b.id}`;
-      for (const id of b.members.keys()) {
-        if (this.owner.get(id) !== b) return `component ${id} is queued in batch ${b.id} but owned elsewhere`;
-      }
+      const problem = this.inconsistencyOf(b);
+      if (problem !== null) return problem;
+    }
+    return null;
+  }
+
+  /** inconsistency() for one batch (a caller walking all() can give the event loop a turn between two). */
+  inconsistencyOf(b: Batch): string | null {
+    if (batchState(b) !== 'queued') return null;
+    if (b.members.size === 0) return `empty queued batch ${b.id}`;
+    for (const id of b.members.keys()) {
+      if (this.owner.get(id) !== b) return `component ${id} is queued in batch ${b.id} but owned elsewhere`;
     }
     return null;
   }
