@@ -7,7 +7,7 @@
 import { isCfsError, type CfsError, type CreatingState } from '@cfs-batcher/shared';
 import type { CfsApi } from './context';
 import { isBackingOff, backoffUntil } from './rules/backoff';
-import { batchState } from './rules/batch';
+import type { BookTally } from './rules/batch-book';
 import { uncertainCreating } from './rules/create-intents';
 import type { BatcherState } from './state';
 
@@ -88,8 +88,8 @@ export interface CreatingView {
 }
 
 /** Pure: the state line, most binding cause first. */
-export function creatingView(s: BatcherState, now: number): CreatingView {
-  const next = nextAttempt(s, now);
+export function creatingView(s: BatcherState, now: number, tally: BookTally = s.book.tally()): CreatingView {
+  const next = nextAttempt(s, now, tally.earliestAttemptAt);
   if (s.options.batcher_disable)
     return { state: 'disabled', reason: 'batcher_disable is true in the CFS options', nextAttemptAt: null };
   const held = uncertainCreating(0, s.intentsHeldUntil, now);
@@ -104,20 +104,18 @@ export function creatingView(s: BatcherState, now: number): CreatingView {
   const t = s.creating.trouble.create ?? (s.completions.size > 0 ? s.creating.trouble.patch : null);
   if (t !== null)
     return { state: t.state, reason: `${t.what} (${t.count} time${t.count === 1 ? '' : 's'})`, nextAttemptAt: next };
-  const uncertain = s.book.count('uncertain');
+  const uncertain = tally.uncertain;
   if (uncertain > 0)
     return { state: 'uncertain', reason: `${uncertain} session creates with an unknown outcome`, nextAttemptAt: next };
   if (s.pacing.limited !== null)
     return { state: 'paced', reason: s.pacing.limited.reason, nextAttemptAt: s.pacing.limited.until ?? next };
-  if (s.book.count('queued') === 0 && s.completions.size === 0)
+  if (tally.queued === 0 && s.completions.size === 0)
     return { state: 'idle', reason: 'nothing to send', nextAttemptAt: null };
   return { state: 'ok', reason: 'creating sessions as batches fill', nextAttemptAt: next };
 }
 
 /** The next cycle, or later when every waiting batch is held by its retry delay. */
-function nextAttempt(s: BatcherState, now: number): number | null {
-  let earliest = Number.POSITIVE_INFINITY;
-  for (const b of s.book.all()) if (batchState(b) !== 'active') earliest = Math.min(earliest, b.nextAttemptAt);
+function nextAttempt(s: BatcherState, now: number, earliest: number): number | null {
   if (earliest === Number.POSITIVE_INFINITY && s.completions.size === 0) return null;
   const cycle = s.nextCycleAt ?? now;
   // A batch held by its retry delay is still probed once a cycle while CFS is in trouble (phases/send.ts).

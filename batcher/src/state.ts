@@ -8,7 +8,7 @@ import type { HeartbeatBody } from './heartbeat-writer';
 import type { BatcherMetrics } from './metrics';
 import { backoffUntil, initialBackoff, isBackingOff, type BackoffState } from './rules/backoff';
 import type { RetryPolicy } from './rules/batch';
-import { BatchBook } from './rules/batch-book';
+import { BatchBook, type BookTally } from './rules/batch-book';
 import { InternPool } from './rules/intern';
 import { DEFAULT_OPTIONS, newOptionsMemory, type BatcherOptions, type OptionsMemory } from './rules/options';
 import { initialPacing, type PacingCaps, type PacingState } from './rules/pacing';
@@ -120,8 +120,9 @@ export function noteCfsError(s: BatcherState, err: CfsError, now: number): void 
   s.cfsLastError = { at_ms: msStamp(now), kind: err.kind, message: err.message };
 }
 
-function activeBatches(s: BatcherState): number {
-  return s.book.count('active') + s.book.count('uncertain');
+/** Batches holding their members in a session, or under a create whose outcome is unknown. */
+function activeBatches(t: BookTally): number {
+  return t.active + t.uncertain;
 }
 
 /**
@@ -132,7 +133,8 @@ export function heartbeatBody(s: BatcherState, now: number, offset = 0): Heartbe
   const active = isBackingOff(s.backoff, now);
   const wall = (t: number | null): number | null => (t === null ? null : msStamp(t + offset));
   const until = backoffUntil(s.backoff, now);
-  const creating = creatingView(s, now);
+  const tally = s.book.tally();
+  const creating = creatingView(s, now, tally);
   return {
     cycle: s.cycles,
     last_cycle: s.lastCycle ? { ...s.lastCycle, completed_at_ms: msStamp(s.lastCycle.completed_at_ms + offset) } : null,
@@ -150,8 +152,8 @@ export function heartbeatBody(s: BatcherState, now: number, offset = 0): Heartbe
     },
     counters: {
       pending_seen: s.pendingSeen,
-      batches_queued: s.book.count('queued'),
-      batches_active: activeBatches(s),
+      batches_queued: tally.queued,
+      batches_active: activeBatches(tally),
       sessions_created_total: s.sessionsCreatedTotal,
       last_session_created_ms: wall(s.lastSessionCreatedMs),
     },
@@ -191,9 +193,10 @@ export interface GaugeValues {
 }
 
 export function gaugeValues(s: BatcherState, now: number): GaugeValues {
+  const tally = s.book.tally();
   return {
-    queued: s.book.count('queued'),
-    active: activeBatches(s),
+    queued: tally.queued,
+    active: activeBatches(tally),
     pending: s.pendingSeen,
     backoffSeconds: isBackingOff(s.backoff, now) ? s.backoff.currentS : 0,
     disabled: s.options.batcher_disable ? 1 : 0,
