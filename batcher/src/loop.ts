@@ -9,7 +9,7 @@
  * builds the heartbeat writer over the state and owns the one wire that turns CFS answers into progress.
  */
 import { randomUUID } from 'node:crypto';
-import { errorMessage, isCfsError, withSpan, type Phase } from '@cfs-batcher/shared';
+import { Turns, errorMessage, isCfsError, withSpan, type Phase } from '@cfs-batcher/shared';
 import type { Batcher, BatcherDeps, CycleResult } from './batcher-types';
 import { trackAttempts } from './cfs-port';
 import { monotonicClock, wallNow } from './clock';
@@ -24,7 +24,7 @@ import { isBackingOff } from './rules/backoff';
 import { noteCfsAnswer } from './rules/creating';
 import { SESSION_PREFIX } from './rules/session-status';
 import { ATTR, SPAN } from './spans';
-import { msStamp, newState, noteCfsError } from './state';
+import { msStamp, newState, noteCfsError, type BatcherState } from './state';
 import { gaugeValues, setGauges, stateHeartbeat } from './state-view';
 
 export type { Batcher, BatcherDeps, CycleResult } from './batcher-types';
@@ -42,6 +42,17 @@ const PHASE_LOGGER: Partial<Record<Phase, typeof logMain>> = {
   collect: logComponents,
   send: logSessions,
 };
+
+/** The book's consistency check, batch by batch: at 100k pending it is a pass long enough to hold up /explain. */
+async function bookInconsistency(state: BatcherState, sliceMs: number): Promise<string | null> {
+  const turns = new Turns(sliceMs);
+  for (const b of state.book.all()) {
+    if (turns.due()) await turns.take();
+    const problem = state.book.inconsistencyOf(b);
+    if (problem !== null) return problem;
+  }
+  return null;
+}
 
 export function createBatcher(deps: BatcherDeps): Batcher {
   const clock = deps.clock ?? monotonicClock();
@@ -100,7 +111,7 @@ export function createBatcher(deps: BatcherDeps): Batcher {
           phase = step.name;
           await runPhase(step, signal);
         }
-        const problem = state.book.inconsistency();
+        const problem = await bookInconsistency(state, tuning.turnSliceMs);
         if (problem !== null) throw new FatalError(problem);
       });
       state.cfsLastSuccess = clock.now();

@@ -7,13 +7,14 @@ import { wallNow, type Clock } from './clock';
 import { HeartbeatWriter, type HeartbeatBody } from './heartbeat-writer';
 import type { BatcherMetrics } from './metrics';
 import { backoffUntil, isBackingOff } from './rules/backoff';
-import { batchState } from './rules/batch';
 import { uncertainCreating } from './rules/create-intents';
+import type { BookTally } from './rules/batch-book';
 import { troubleSince } from './rules/creating';
 import { msStamp, type BatcherState } from './state';
 
-function activeBatches(s: BatcherState): number {
-  return s.book.count('active') + s.book.count('uncertain');
+/** Batches holding their members in a session, or under a create whose outcome is unknown. */
+function activeBatches(t: BookTally): number {
+  return t.active + t.uncertain;
 }
 
 /**
@@ -24,7 +25,8 @@ export function heartbeatBody(s: BatcherState, now: number, offset = 0): Heartbe
   const active = isBackingOff(s.backoff, now);
   const wall = (t: number | null): number | null => (t === null ? null : msStamp(t + offset));
   const until = backoffUntil(s.backoff, now);
-  const creating = creatingView(s, now);
+  const tally = s.book.tally();
+  const creating = creatingView(s, now, tally);
   return {
     cycle: s.cycles,
     last_cycle: s.lastCycle ? { ...s.lastCycle, completed_at_ms: msStamp(s.lastCycle.completed_at_ms + offset) } : null,
@@ -42,8 +44,8 @@ export function heartbeatBody(s: BatcherState, now: number, offset = 0): Heartbe
     },
     counters: {
       pending_seen: s.pendingSeen,
-      batches_queued: s.book.count('queued'),
-      batches_active: activeBatches(s),
+      batches_queued: tally.queued,
+      batches_active: activeBatches(tally),
       sessions_created_total: s.sessionsCreatedTotal,
       last_session_created_ms: wall(s.lastSessionCreatedMs),
     },
@@ -72,8 +74,8 @@ export interface CreatingView {
 }
 
 /** Pure: the heartbeat's `creating` line, most binding cause first. */
-export function creatingView(s: BatcherState, now: number): CreatingView {
-  const next = nextAttempt(s, now);
+export function creatingView(s: BatcherState, now: number, tally: BookTally = s.book.tally()): CreatingView {
+  const next = nextAttempt(s, now, tally.earliestAttemptAt);
   if (s.options.batcher_disable)
     return { state: 'disabled', reason: 'batcher_disable is true in the CFS options', nextAttemptAt: null };
   const held = uncertainCreating(0, s.intents.heldUntil, now);
@@ -88,20 +90,18 @@ export function creatingView(s: BatcherState, now: number): CreatingView {
   const t = s.creating.trouble.create ?? (s.completions.size > 0 ? s.creating.trouble.patch : null);
   if (t !== null)
     return { state: t.state, reason: `${t.what} (${t.count} time${t.count === 1 ? '' : 's'})`, nextAttemptAt: next };
-  const uncertain = s.book.count('uncertain');
+  const uncertain = tally.uncertain;
   if (uncertain > 0)
     return { state: 'uncertain', reason: `${uncertain} session creates with an unknown outcome`, nextAttemptAt: next };
   if (s.pacing.limited !== null)
     return { state: 'paced', reason: s.pacing.limited.reason, nextAttemptAt: s.pacing.limited.until ?? next };
-  if (s.book.count('queued') === 0 && s.completions.size === 0)
+  if (tally.queued === 0 && s.completions.size === 0)
     return { state: 'idle', reason: 'nothing to send', nextAttemptAt: null };
   return { state: 'ok', reason: 'creating sessions as batches fill', nextAttemptAt: next };
 }
 
 /** The next cycle, or later when every waiting batch is held by its retry delay. */
-function nextAttempt(s: BatcherState, now: number): number | null {
-  let earliest = Number.POSITIVE_INFINITY;
-  for (const b of s.book.all()) if (batchState(b) !== 'active') earliest = Math.min(earliest, b.nextAttemptAt);
+function nextAttempt(s: BatcherState, now: number, earliest: number): number | null {
   if (earliest === Number.POSITIVE_INFINITY && s.completions.size === 0) return null;
   const cycle = s.nextCycleAt ?? now;
   // A batch held by its retry delay is still probed once a cycle while CFS is in trouble (phases/send/candidates.ts).
@@ -127,9 +127,10 @@ export interface GaugeValues {
 }
 
 export function gaugeValues(s: BatcherState, now: number): GaugeValues {
+  const tally = s.book.tally();
   return {
-    queued: s.book.count('queued'),
-    active: activeBatches(s),
+    queued: tally.queued,
+    active: activeBatches(tally),
     pending: s.pendingSeen,
     backoffSeconds: isBackingOff(s.backoff, now) ? s.backoff.currentS : 0,
     disabled: s.options.batcher_disable ? 1 : 0,

@@ -34,7 +34,7 @@ import { runLivezBench, type LivezRun } from './bench-livez';
 import { ROOT } from './bench-procs';
 import { runSoak, type SoakRun } from './bench-soak';
 import { runFloorBench, type FloorRun } from './bench-floor';
-import { convergeRows, cycleRows, explainRows, floorRows } from './bench-rows';
+import { convergeRows, cycleRows, explainLine, explainRows, floorRows } from './bench-rows';
 import { fmt, markdownTable, median, type Row } from './bench-stats';
 import { imageNodeFlags } from './dockerfile';
 import { loadPodSpec } from './pod-spec';
@@ -114,17 +114,18 @@ async function main(): Promise<void> {
       log(`explain bench: ${n} pending components, requests during a cycle, run ${r + 1}/${args.runs}`);
       try {
         const run = await runExplainBench(n, {
-          requests: args.sizes.length === 1 && n <= 1000 ? 100 : 500,
-          timeLimitMs: 120_000,
+          requests: args.sizes.length === 1 && n <= 1000 ? 200 : 1000,
+          cycles: 3,
+          rateHz: 50,
+          timeLimitMs: 180_000,
           nodeOptions,
           runtimeEnv,
           nodeFlags,
+          batcherScript: args.batcherScript,
           log,
         });
         explain.push(run);
-        log(
-          `  p50 ${fmt(run.p50Ms, 2)} ms, p99 ${fmt(run.p99Ms, 2)} ms, max ${fmt(run.maxMs, 1)} ms over ${run.inCycle} answers during a cycle (${run.sent} sent ${JSON.stringify(run.states)}); CFS lookups p50 ${fmt(run.lookupP50Ms, 2)} ms, p99 ${fmt(run.lookupP99Ms, 2)} ms; load average ${run.loadAverage.map((x) => x.toFixed(2)).join(' ')}`,
-        );
+        log(`  ${explainLine(run)}`);
       } catch (err) {
         errors.push(`explain ${n} run ${r + 1}: ${(err as Error).message}`);
         log(`  FAILED: ${(err as Error).message}`);

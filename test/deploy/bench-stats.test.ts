@@ -1,6 +1,7 @@
 /** The benchmark's pure helpers: medians and ranges, CPU ticks from /proc/<pid>/stat, its command line. */
 import { parseBenchArgs } from '../../scripts/src/bench';
 import { median, procStatCpuTicks, range } from '../../scripts/src/bench-stats';
+import { gcDelta, parseScrape } from '../../scripts/src/bench-explain-metrics';
 
 describe('bench helpers', () => {
   it('reads utime + stime after the command name, whatever the name holds', () => {
@@ -28,5 +29,32 @@ describe('bench helpers', () => {
     ]);
     expect(a).toMatchObject({ transport: 'python', nodeOptions: '--max-semi-space-size=2', rebuild: false });
     expect(() => parseBenchArgs(['--transport', 'udp'])).toThrow(/nodelay or python/);
+  });
+
+  it("reads the batcher's event-loop delay and GC pauses from its /metrics, and the pauses between two scrapes", () => {
+    const scrape = (majors: number, over10: number, sum: number, max: number) =>
+      parseScrape(
+        [
+          '# TYPE nodejs_eventloop_lag_max_seconds gauge',
+          `nodejs_eventloop_lag_max_seconds ${max}`,
+          'nodejs_eventloop_lag_p99_seconds 0.0312',
+          `nodejs_gc_duration_seconds_bucket{le="0.001",kind="major"} 0`,
+          `nodejs_gc_duration_seconds_bucket{le="0.01",kind="major"} ${majors - over10}`,
+          `nodejs_gc_duration_seconds_bucket{le="+Inf",kind="major"} ${majors}`,
+          `nodejs_gc_duration_seconds_sum{kind="major"} ${sum}`,
+          `nodejs_gc_duration_seconds_count{kind="major"} ${majors}`,
+          'nodejs_gc_duration_seconds_sum{kind="minor"} 0.5',
+          'nodejs_gc_duration_seconds_count{kind="minor"} 40',
+        ].join('\n'),
+      );
+    const before = scrape(10, 2, 0.1, 0.02);
+    const after = scrape(25, 9, 0.4, 0.1375);
+    expect(after.loopMaxMs).toBeCloseTo(137.5);
+    expect(after.loopP99Ms).toBeCloseTo(31.2);
+    expect(gcDelta(before, after)).toEqual({
+      major: { count: 15, totalMs: expect.closeTo(300, 6) as number, over10ms: 7 },
+      minor: { count: 0, totalMs: 0, over10ms: 0 },
+    });
+    expect(gcDelta(parseScrape(''), parseScrape(''))).toBeNull();
   });
 });

@@ -16,7 +16,7 @@
  * The batch key (configuration, pending layer indices, latest state status) and the completion snapshot (latest
  * timestamp, desired-state hash) come from full records in both cases: the lean listing carries neither.
  */
-import { isCfsError, type ComponentFilter, type ComponentPage } from '@cfs-batcher/shared';
+import { isCfsError, Turns, type ComponentFilter, type ComponentPage } from '@cfs-batcher/shared';
 import type { PhaseContext } from '../context';
 import { logComponents } from '../log';
 import { batchState } from '../rules/batch';
@@ -113,17 +113,20 @@ export async function* pendingRecords(
 ): AsyncGenerator<ComponentPage> {
   const { state } = ctx;
   const o = { signal, ...(ctx.tuning.pageSize > 0 ? { pageSize: ctx.tuning.pageSize } : {}) };
-  const needed = (page: ComponentPage, lean: boolean): ComponentPage => {
+  // A page is thousands of records: /explain and /metrics are answered between slices of it.
+  const turns = new Turns(ctx.tuning.turnSliceMs);
+  const needed = async (page: ComponentPage, lean: boolean): Promise<ComponentPage> => {
     logComponents.debug(`Received data for ${page.components.length} components`);
-    const components = page.components.filter((raw) => {
-      if (raw.enabled === false || !knownAlready(state.book, raw, lean)) return true;
-      seen.add(raw.id);
-      return false;
-    });
+    const components: ComponentPage['components'] = [];
+    for (const raw of page.components) {
+      if (turns.due()) await turns.take();
+      if (raw.enabled === false || !knownAlready(state.book, raw, lean)) components.push(raw);
+      else seen.add(raw.id);
+    }
     return { components, invalid: page.invalid };
   };
   const full = async function* (): AsyncGenerator<ComponentPage> {
-    for await (const page of ctx.client.listComponents(FULL_LISTING, o)) yield needed(page, false);
+    for await (const page of ctx.client.listComponents(FULL_LISTING, o)) yield await needed(page, false);
   };
   if (state.leanListingRefused || !useLeanListing(state.pendingSeen, knownCount(state.book))) {
     yield* full();
@@ -133,7 +136,7 @@ export async function* pendingRecords(
   const leanPageSize = LEAN_PAGE_FACTOR * (ctx.tuning.pageSize > 0 ? ctx.tuning.pageSize : SERVER_DEFAULT_PAGE_SIZE);
   try {
     for await (const page of ctx.client.listComponents(LEAN, { ...o, pageSize: leanPageSize })) {
-      const lean = needed(page, true);
+      const lean = await needed(page, true);
       for (const raw of lean.components) if (raw.enabled !== false) wanted.push(raw.id);
       if (lean.invalid.length > 0) yield { components: [], invalid: lean.invalid };
     }
@@ -149,5 +152,6 @@ export async function* pendingRecords(
   }
   if (wanted.length === 0) return;
   // Still filtered: a component that stopped being pending meanwhile is not returned, so it is pruned as before.
-  for await (const page of ctx.client.listComponents({ ...FULL_LISTING, ids: wanted }, o)) yield needed(page, false);
+  for await (const page of ctx.client.listComponents({ ...FULL_LISTING, ids: wanted }, o))
+    yield await needed(page, false);
 }

@@ -1,13 +1,9 @@
 /** Phase `collect` (CFS components, every cycle unless disabled): files every enabled pending component in the book. */
-import { setImmediate } from 'node:timers/promises';
-import type { InvalidRecord } from '@cfs-batcher/shared';
+import { Turns, type InvalidRecord } from '@cfs-batcher/shared';
 import type { PhaseContext } from '../context';
 import { logBatch, logComponents } from '../log';
 import { toBatchComponent } from '../rules/component';
 import { pendingRecords } from './collect-source';
-
-/** Records filed between two turns of the event loop. */
-const COLLECT_SLICE_RECORDS = 250;
 
 /** Pages every enabled pending component into batches; queued members no longer pending are dropped. */
 export async function collect(ctx: PhaseContext, signal?: AbortSignal): Promise<void> {
@@ -21,16 +17,14 @@ export async function collect(ctx: PhaseContext, signal?: AbortSignal): Promise<
   state.book.beginCollect();
   // Components held by a created session, and at steady state queued ones unchanged, are already in `seen` and
   // never reach the loop below (collect-source.ts).
-  let sinceYield = 0;
+  // Pages and the book are thousands of entries: /explain and /metrics are answered between slices of them, each
+  // turn given between two records or two batches, where the book is whole.
+  const turns = new Turns(ctx.tuning.turnSliceMs);
   for await (const page of pendingRecords(ctx, seen, signal)) {
     for (const r of page.invalid) reject(ctx, rejected, schemaRejection(r));
     for (const raw of page.components) {
       if (raw.enabled === false) continue;
-      // A page is thousands of records: the HTTP server (/metrics, /explain) gets a turn between slices of it.
-      if (++sinceYield >= COLLECT_SLICE_RECORDS) {
-        sinceYield = 0;
-        await setImmediate();
-      }
+      if (turns.due()) await turns.take();
       const r = toBatchComponent(raw, true, state.pool, now);
       if (!r.ok) {
         reject(ctx, rejected, { key: r.id, line: `Skipping component ${r.id}: ${r.reason}`, reason: r.reason });
@@ -41,7 +35,11 @@ export async function collect(ctx: PhaseContext, signal?: AbortSignal): Promise<
     }
   }
   state.rejectedComponents = rejected;
-  const dropped = state.book.prune(seen);
+  const dropped: string[] = [];
+  for (const b of state.book.queuedBatches()) {
+    if (turns.due()) await turns.take();
+    state.book.pruneBatch(b, seen, dropped);
+  }
   if (dropped.length > 0) logBatch.debug(`Dropped ${dropped.length} queued components that are no longer pending`);
   // Schedulable pending components only: a record the batcher must skip stays pending in CFS, and the sidecar's
   // progress rule must not restart the batcher for data a restart cannot fix.

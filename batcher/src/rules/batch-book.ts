@@ -7,14 +7,27 @@
  */
 import type { BatchComponent } from './component';
 import { DEFAULT_TUNING } from '../config';
-import { batchState, retryDelayMs, type Batch, type RetryPolicy } from './batch';
+import { batchState, retryDelayMs, type Batch, type BatchState, type RetryPolicy } from './batch';
 import { BatchRegistry } from './batch-registry';
 
 export type AddOutcome = 'added' | 'refreshed' | 'moved' | 'busy';
 
+export type BookTally = Record<BatchState, number> & { earliestAttemptAt: number };
+
 export class BatchBook extends BatchRegistry {
   constructor(private readonly retry: RetryPolicy = DEFAULT_TUNING) {
     super();
+  }
+
+  /** The batches by state and the earliest retry of one without a session, in one pass (read at every heartbeat). */
+  tally(): BookTally {
+    const t: BookTally = { queued: 0, uncertain: 0, active: 0, earliestAttemptAt: Number.POSITIVE_INFINITY };
+    for (const b of this.batches.values()) {
+      const state = batchState(b);
+      t[state] += 1;
+      if (state !== 'active' && b.nextAttemptAt < t.earliestAttemptAt) t.earliestAttemptAt = b.nextAttemptAt;
+    }
+    return t;
   }
 
   /**
@@ -50,17 +63,27 @@ export class BatchBook extends BatchRegistry {
   /** Drops queued members not seen pending+enabled in a complete collection; returns the ids released. */
   prune(seen: ReadonlySet<string>): string[] {
     const released: string[] = [];
-    for (const list of [...this.queuedByKey.values()]) {
-      for (const b of [...list]) {
-        for (const id of [...b.members.keys()]) {
-          if (!seen.has(id)) {
-            this.removeMember(b, id);
-            released.push(id);
-          }
-        }
+    for (const b of this.queuedBatches()) this.pruneBatch(b, seen, released);
+    return released;
+  }
+
+  /** The queued batches now (a copy: pruning may release some of them). */
+  queuedBatches(): Batch[] {
+    return [...this.queuedByKey.values()].flat();
+  }
+
+  /**
+   * prune() for one batch, adding the ids released to `released`: a caller walking every queued batch can give the
+   * event loop a turn between two of them, the book whole at each.
+   */
+  pruneBatch(b: Batch, seen: ReadonlySet<string>, released: string[]): void {
+    if (!this.has(b) || batchState(b) !== 'queued') return;
+    for (const id of [...b.members.keys()]) {
+      if (!seen.has(id)) {
+        this.removeMember(this.edit(b), id);
+        released.push(id);
       }
     }
-    return released;
   }
 
   /** A queued member found no longer pending (or unusable) when read by id: out of its batch, free again. */

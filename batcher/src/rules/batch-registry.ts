@@ -56,11 +56,18 @@ export class BatchRegistry {
   /** Cheap consistency check; a non-null answer names a bug (the process should restart rather than schedule wrongly). */
   inconsistency(): string | null {
     for (const b of this.batches.values()) {
-      if (batchState(b) !== 'queued') continue;
-      if (b.members.size === 0) return `empty queued batch ${b.id}`;
-      for (const id of b.members.keys()) {
-        if (this.owner.get(id) !== b) return `component ${id} is queued in batch ${b.id} but owned elsewhere`;
-      }
+      const problem = this.inconsistencyOf(b);
+      if (problem !== null) return problem;
+    }
+    return null;
+  }
+
+  /** inconsistency() for one batch (a caller walking all() can give the event loop a turn between two). */
+  inconsistencyOf(b: Batch): string | null {
+    if (batchState(b) !== 'queued') return null;
+    if (b.members.size === 0) return `empty queued batch ${b.id}`;
+    for (const id of b.members.keys()) {
+      if (this.owner.get(id) !== b) return `component ${id} is queued in batch ${b.id} but owned elsewhere`;
     }
     return null;
   }

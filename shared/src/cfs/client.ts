@@ -10,13 +10,14 @@ import type { z } from 'zod';
 import {
   cfsSchemas,
   describeIssues,
-  partitionRecords,
+  partitionRecordsInTurns,
   type CfsComponent,
   type CfsConfiguration,
   type CfsSession,
   type InvalidRecord,
 } from './schemas';
 import { Transport, type RequestInfo } from './transport';
+import { TURN_SLICE_MS, Turns } from '../turns';
 
 export const DEFAULT_CFS_API_URL = CFS_CLIENT_DEFAULTS.baseUrl;
 /** Keep a query string well below uwsgi's 16 KiB request buffer (CFS's API server runs under uwsgi). */
@@ -48,6 +49,8 @@ export interface CfsClientOptions {
   tokenFile?: string;
   maxResponseBytes?: number;
   onRequest?: (r: RequestInfo) => void;
+  /** A page's records are judged in slices of this many ms, the event loop getting a turn between (turns.ts). */
+  turnSliceMs?: number;
 }
 
 export interface CallOptions {
@@ -179,8 +182,10 @@ export class CfsClient {
   readonly baseUrl: string;
   /** The base URL's path, without a trailing slash ('' for a base at the server's root). */
   private readonly basePath: string;
+  private readonly turnSliceMs: number;
 
   constructor(opts: CfsClientOptions) {
+    this.turnSliceMs = opts.turnSliceMs ?? TURN_SLICE_MS;
     this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
     this.basePath = new URL(this.baseUrl).pathname.replace(/\/+$/, '');
     this.transport = new Transport({
@@ -224,12 +229,13 @@ export class CfsClient {
     const route = this.route(list.endpoint);
     let params: Record<string, string> | undefined = list.params;
     const seenAfter = new Set<string>();
+    const turns = new Turns(this.turnSliceMs);
     for (let page = 0; params; page++) {
       if (page >= MAX_PAGES)
         throw this.invalid(route, 'GET', path, `paging did not end after ${MAX_PAGES} pages`, null);
       const body = await this.transport.call({ method: 'GET', path, route, params, signal: list.signal });
       const data = this.parse(list.envelope, body, route, 'GET', path);
-      yield partitionRecords(data[list.endpoint] as unknown[], list.record, list.idKey);
+      yield await partitionRecordsInTurns(data[list.endpoint] as unknown[], list.record, list.idKey, turns);
       const next = data.next as Record<string, unknown> | null | undefined;
       if (!next) return;
       const after = typeof next.after_id === 'string' ? next.after_id : undefined;

@@ -10,6 +10,7 @@
  */
 import { z } from 'zod';
 import { formatZodIssues } from '../contract';
+import type { Turns } from '../turns';
 import { safeParseAnswer } from './derived-check';
 
 const stringMap = z.record(z.string(), z.string());
@@ -131,22 +132,44 @@ export function partitionRecords<T>(
   schema: z.ZodType<T>,
   idKey: string,
 ): { valid: T[]; invalid: InvalidRecord[] } {
-  const valid: T[] = [];
-  const invalid: InvalidRecord[] = [];
+  const out = { valid: [] as T[], invalid: [] as InvalidRecord[] };
   // indices, not forEach(): a hole in the array is a record too (undefined), refused with its index
+  for (let index = 0; index < items.length; index++) judgeRecord(items, index, schema, idKey, out);
+  return out;
+}
+
+/** partitionRecords, giving the event loop a turn whenever `turns` says a slice is used (a page is thousands). */
+export async function partitionRecordsInTurns<T>(
+  items: unknown[],
+  schema: z.ZodType<T>,
+  idKey: string,
+  turns: Turns,
+): Promise<{ valid: T[]; invalid: InvalidRecord[] }> {
+  const out = { valid: [] as T[], invalid: [] as InvalidRecord[] };
   for (let index = 0; index < items.length; index++) {
-    const item = items[index];
-    const parsed = safeParseAnswer(schema, item);
-    if (parsed.success) {
-      valid.push(parsed.data);
-    } else {
-      const rawId = item && typeof item === 'object' ? (item as Record<string, unknown>)[idKey] : undefined;
-      invalid.push({
-        index,
-        id: typeof rawId === 'string' ? rawId : undefined,
-        problem: describeIssues(parsed.error),
-      });
-    }
+    if (turns.due()) await turns.take();
+    judgeRecord(items, index, schema, idKey, out);
   }
-  return { valid, invalid };
+  return out;
+}
+
+function judgeRecord<T>(
+  items: unknown[],
+  index: number,
+  schema: z.ZodType<T>,
+  idKey: string,
+  out: { valid: T[]; invalid: InvalidRecord[] },
+): void {
+  const item = items[index];
+  const parsed = safeParseAnswer(schema, item);
+  if (parsed.success) {
+    out.valid.push(parsed.data);
+    return;
+  }
+  const rawId = item && typeof item === 'object' ? (item as Record<string, unknown>)[idKey] : undefined;
+  out.invalid.push({
+    index,
+    id: typeof rawId === 'string' ? rawId : undefined,
+    problem: describeIssues(parsed.error),
+  });
 }
