@@ -7,8 +7,8 @@ import { wallNow, type Clock } from './clock';
 import { HeartbeatWriter, type HeartbeatBody } from './heartbeat-writer';
 import type { BatcherMetrics } from './metrics';
 import { backoffUntil, isBackingOff } from './rules/backoff';
+import type { BookTally } from './rules/batch-registry';
 import { uncertainCreating } from './rules/create-intents';
-import type { BookTally } from './rules/batch-book';
 import { troubleSince } from './rules/creating';
 import { msStamp, type BatcherState } from './state';
 

@@ -7,27 +7,14 @@
  */
 import type { BatchComponent } from './component';
 import { DEFAULT_TUNING } from '../config';
-import { batchState, retryDelayMs, type Batch, type BatchState, type RetryPolicy } from './batch';
+import { batchState, retryDelayMs, type Batch, type RetryPolicy } from './batch';
 import { BatchRegistry } from './batch-registry';
 
 export type AddOutcome = 'added' | 'refreshed' | 'moved' | 'busy';
 
-export type BookTally = Record<BatchState, number> & { earliestAttemptAt: number };
-
 export class BatchBook extends BatchRegistry {
   constructor(private readonly retry: RetryPolicy = DEFAULT_TUNING) {
     super();
-  }
-
-  /** The batches by state and the earliest retry of one without a session, in one pass (read at every heartbeat). */
-  tally(): BookTally {
-    const t: BookTally = { queued: 0, uncertain: 0, active: 0, earliestAttemptAt: Number.POSITIVE_INFINITY };
-    for (const b of this.batches.values()) {
-      const state = batchState(b);
-      t[state] += 1;
-      if (state !== 'active' && b.nextAttemptAt < t.earliestAttemptAt) t.earliestAttemptAt = b.nextAttemptAt;
-    }
-    return t;
   }
 
   /**
@@ -67,20 +54,16 @@ export class BatchBook extends BatchRegistry {
     return released;
   }
 
-  /** The queued batches now (a copy: pruning may release some of them). */
-  queuedBatches(): Batch[] {
-    return [...this.queuedByKey.values()].flat();
-  }
-
   /**
    * prune() for one batch, adding the ids released to `released`: a caller walking every queued batch can give the
    * event loop a turn between two of them, the book whole at each.
    */
-  pruneBatch(b: Batch, seen: ReadonlySet<string>, released: string[]): void {
-    if (!this.has(b) || batchState(b) !== 'queued') return;
+  pruneBatch(batch: Batch, seen: ReadonlySet<string>, released: string[]): void {
+    if (!this.has(batch) || batchState(batch) !== 'queued') return;
+    const b = this.edit(batch);
     for (const id of [...b.members.keys()]) {
       if (!seen.has(id)) {
-        this.removeMember(this.edit(b), id);
+        this.removeMember(b, id);
         released.push(id);
       }
     }

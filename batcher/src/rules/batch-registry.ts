@@ -15,6 +15,8 @@ export type Editable = { -readonly [K in keyof Batch]: Batch[K] } & {
   readonly refreshed: Map<string, BatchComponent>;
 };
 
+export type BookTally = Record<BatchState, number> & { earliestAttemptAt: number };
+
 export class BatchRegistry {
   protected readonly batches = new Map<number, Editable>();
   /** Queued batches by key, in creation order (only these accept members). */
@@ -43,6 +45,22 @@ export class BatchRegistry {
     let n = 0;
     for (const b of this.batches.values()) if (batchState(b) === state) n++;
     return n;
+  }
+
+  /** The batches by state and the earliest retry of one without a session, in one pass (read at every heartbeat). */
+  tally(): BookTally {
+    const t: BookTally = { queued: 0, uncertain: 0, active: 0, earliestAttemptAt: Number.POSITIVE_INFINITY };
+    for (const b of this.batches.values()) {
+      const state = batchState(b);
+      t[state] += 1;
+      if (state !== 'active' && b.nextAttemptAt < t.earliestAttemptAt) t.earliestAttemptAt = b.nextAttemptAt;
+    }
+    return t;
+  }
+
+  /** The queued batches now (a copy: pruning may release some of them). */
+  queuedBatches(): Batch[] {
+    return [...this.queuedByKey.values()].flat();
   }
 
   /** Drops a batch and frees its members (a member also held by another batch passes to it). */
