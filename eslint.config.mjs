@@ -34,6 +34,22 @@ export default tseslint.config(
     },
   },
   {
+    // The programs end through exitAfterLogs (shared/src/logger.ts), which waits for every logged line to leave the
+    // process: a bare process.exit() drops what a slow stdout pipe has not taken yet, the fatal line included.
+    files: ['batcher/src/**/*.ts', 'sidecar-health/src/**/*.ts', 'cfs-sim/src/**/*.ts', 'shared/src/**/*.ts'],
+    ignores: ['shared/src/logger.ts'],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        {
+          object: 'process',
+          property: 'exit',
+          message: 'End a program with exitAfterLogs (shared) so its last lines arrive.',
+        },
+      ],
+    },
+  },
+  {
     // Tests poke at untyped JSON answers on purpose (that is what they check); the unsafe-* family would make
     // every assertion on a parsed body a cast. The programs keep them.
     files: ['test/**/*.ts'],

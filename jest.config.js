@@ -1,6 +1,7 @@
 /**
  * Jest runs the TypeScript sources directly; workspace packages map to their src. Three tiers (jest `projects`):
- * - unit: pure code, no socket, file or process (fake clocks where time matters);
+ * - unit: pure code, no socket, file or process (fake clocks where time matters); the one file read is a scan of
+ *   the repository's own sources (test/repo);
  * - integration: in-process simulator and real client, the sidecar app, contract tests, manifests, promtool,
  *   amtool, kubectl, and one-shot CLI runs (a program started, answered and gone within a second);
  * - e2e: the programs as running processes (a pod, a simulator, a batcher or a sidecar that has to be stopped).
@@ -25,6 +26,7 @@ const UNIT = [
   'deploy/prober',
   'e2e/invariants',
   'helpers/requires',
+  'repo/source-comments',
   'shared/env-names',
   'shared/logger',
   'sidecar/heartbeat-ext',

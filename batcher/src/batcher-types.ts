@@ -1,17 +1,23 @@
 /** What the main loop is built from and what it offers (loop.ts builds it; tests and benchmarks drive it). */
+import type { CfsApi, CfsPortBuilder } from './cfs-port';
 import type { Tuning } from './config';
-import type { CfsApi, Clock, Phases, Sleep } from './context';
+import type { Clock, PhaseSteps, Sleep } from './context';
 import type { CreateIntentStore } from './create-intents';
 import type { HeartbeatWriter } from './heartbeat-writer';
 import type { BatcherMetrics } from './metrics';
 import type { BatcherState } from './state';
 
 export interface BatcherDeps {
-  client: CfsApi;
-  /** Where to write the heartbeat (none when absent); ignored when `heartbeat` is given. */
+  /**
+   * CFS. Progress has one wire, createBatcher's: every CFS answer to the loop notes `creating.lastCfsAnswerAt` and
+   * stamps the heartbeat (throttled). A builder is handed the loop's request hook (production: every HTTP attempt,
+   * retries included, is progress and is counted in the request metrics); a ready-made port (a test's wrapper) has
+   * each call's answer sent down the same wire instead.
+   */
+  client: CfsApi | CfsPortBuilder;
+  /** Where to write the heartbeat (none when absent). */
   heartbeatPath?: string;
-  /** A writer built beforehand over `state` (start.ts builds it first, so the client can stamp progress). */
-  heartbeat?: HeartbeatWriter;
+  /** The state record (default: a new one, holding `intents`). */
   state?: BatcherState;
   clock?: Clock;
   sleep?: Sleep;
@@ -20,8 +26,11 @@ export interface BatcherDeps {
   random?: () => number;
   newSessionName?: () => string;
   tuning?: Partial<Tuning>;
-  phases?: Phases;
-  /** The create-intents file (default: beside `heartbeatPath`, or memory only without one). */
+  phases?: PhaseSteps;
+  /**
+   * The create-intents file (default: beside `heartbeatPath`, or memory only without one); ignored when `state` is
+   * given (the state record holds its store).
+   */
   intents?: CreateIntentStore;
 }
 

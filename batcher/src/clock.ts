@@ -2,7 +2,8 @@
  * Time for the batcher. `now()` is monotonic (performance.now) anchored at the wall time the process started, so
  * every timer (batch window, create retry, backoff, pending timeout, budgets) measures durations that a wall-clock
  * jump cannot change. `wall()` is the wall clock, used only for what is reported (heartbeat epoch fields, metrics).
- * A monotonic instant is reported as `toWall(clock, t)`: its age as seen on the wall clock stays right after a jump.
+ * A monotonic instant `t` is reported on the wall clock as `t + wallOffset(clock)` (the heartbeat writer holds that
+ * offset fixed between jumps, heartbeat-writer.ts): its age as seen on the wall clock stays right after a jump.
  */
 import { performance } from 'node:perf_hooks';
 

@@ -26,7 +26,10 @@ export interface Tuning {
   /** waiting_for_cfs: first delay after a failed cycle, doubling up to min(max, batcher_check_interval). */
   cfsWaitInitialMs: number;
   cfsWaitMaxMs: number;
-  /** Sleep and wait phases sleep in steps of this and stamp the heartbeat after each (<= 1 s: issue 14's beat). */
+  /**
+   * Sleep and wait phases sleep in steps of this and stamp the heartbeat after each (<= 1 s: the sidecar expects a
+   * beat every second in every phase).
+   */
   waitStepMs: number;
   /** While sleeping, GET /v3/options at most this often; a shorter interval or a batcher_disable change ends the sleep. */
   optionsRefreshMs: number;

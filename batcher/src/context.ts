@@ -2,33 +2,22 @@
  * What a phase works with: the state, the CFS port, the metrics, the tuning and the clock. A phase is a function
  * `(ctx, signal) => Promise<void>`; the loop (loop.ts) decides their order, waits and error policy.
  */
-import type { CfsClient, Phase } from '@cfs-batcher/shared';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { Phase } from '@cfs-batcher/shared';
+import type { CfsApi } from './cfs-port';
 import type { Clock } from './clock';
 import type { Tuning } from './config';
-import type { CreateIntentStore } from './create-intents';
 import type { BatcherMetrics } from './metrics';
 import type { BatcherState } from './state';
-
-/** The part of the CFS client the batcher uses (tests pass wrappers that lose or hide answers). */
-export type CfsApi = Pick<
-  CfsClient,
-  | 'listComponents'
-  | 'listSessions'
-  | 'listAllSessions'
-  | 'getSession'
-  | 'createSession'
-  | 'deleteSession'
-  | 'getOptions'
-  | 'patchOptions'
-  | 'patchComponent'
->;
 
 export type { Clock } from './clock';
 
 export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
 
 export interface PhaseContext {
+  /** Everything the batcher knows between cycles (the book, the intents store, ...). */
   readonly state: BatcherState;
+  /** CFS, with attempts and answers noted (cfs-port.ts). */
   readonly client: CfsApi;
   readonly metrics: BatcherMetrics;
   readonly tuning: Readonly<Tuning>;
@@ -36,8 +25,6 @@ export interface PhaseContext {
   /** Waits inside a phase (send waiting for the operator); the loop's own sleep, so tests can inject it. */
   readonly sleep: Sleep;
   readonly newSessionName: () => string;
-  /** The create-intents file on the heartbeat volume (send records, rebuild restores). */
-  readonly intents: CreateIntentStore;
 }
 
 export type PhaseFn = (ctx: PhaseContext, signal?: AbortSignal) => Promise<void>;
@@ -52,19 +39,16 @@ export interface PhaseStep {
 }
 
 /** `rebuild` runs until it has succeeded once (its own root span); `cycle` runs in order every cycle. */
-export interface Phases {
+export interface PhaseSteps {
   readonly rebuild: PhaseStep;
   readonly cycle: readonly PhaseStep[];
 }
 
-export const realSleep: Sleep = (ms, signal) =>
-  new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const timer = setTimeout(done, Math.max(0, ms));
-    function done(): void {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
+/** Waits `ms`, or until `signal` aborts: an abort ends the wait early, it is not an error (the loop checks it). */
+export const realSleep: Sleep = async (ms, signal) => {
+  try {
+    await delay(Math.max(0, ms), undefined, { signal });
+  } catch (err) {
+    if (!signal?.aborted) throw err; // the AbortError of an abort; anything else is a bug
+  }
+};

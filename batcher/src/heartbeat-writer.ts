@@ -37,6 +37,25 @@ export type HeartbeatBody = Omit<
   | 'phase_is_wait'
 >;
 
+/**
+ * Named, so that the two clocks cannot be swapped or one left out: the throttle and the phase ages run on `mono`, the
+ * file reports `wall`; a writer given the wall clock for both would age a phase by a wall-clock jump.
+ */
+export interface HeartbeatWriterOptions {
+  /** The heartbeat file; undefined writes nothing (the phase is still tracked). */
+  readonly path: string | undefined;
+  /** Wall-clock epoch milliseconds: what the file reports. */
+  readonly wall: () => number;
+  /** Monotonic milliseconds (clock.ts): the progress throttle and the phase start times. */
+  readonly mono: () => number;
+  /** The process start, on the `mono` timeline. */
+  readonly startedAt: number;
+  /** The body, given the writer's anchored wall offset (wall - monotonic), so its times are as stable as the writer's. */
+  readonly body: (wallOffset: number) => HeartbeatBody;
+  /** Called at each failed or late write (the failure counter). */
+  readonly onFailure?: () => void;
+}
+
 export class HeartbeatWriter {
   readonly instanceId = newInstanceId();
   private sequence = 0;
@@ -55,18 +74,22 @@ export class HeartbeatWriter {
   private stuck = false;
   failures = 0;
 
-  constructor(
-    private readonly path: string | undefined,
-    private readonly now: () => number,
-    private readonly startedAt: number,
-    /** The body, given the writer's anchored wall offset (wall - monotonic), so its times are as stable as the writer's. */
-    private readonly body: (wallOffset: number) => HeartbeatBody,
-    private readonly onFailure: () => void = () => undefined,
-    /** Monotonic time for the throttle (clock.ts); `now` (wall) is what the file reports. */
-    private readonly mono: () => number = now,
-  ) {
-    this.phaseStartedAt = startedAt;
-    this.anchor = now() - mono();
+  private readonly path: string | undefined;
+  private readonly wall: () => number;
+  private readonly mono: () => number;
+  private readonly startedAt: number;
+  private readonly body: (wallOffset: number) => HeartbeatBody;
+  private readonly onFailure: () => void;
+
+  constructor(options: HeartbeatWriterOptions) {
+    this.path = options.path;
+    this.wall = options.wall;
+    this.mono = options.mono;
+    this.startedAt = options.startedAt;
+    this.body = options.body;
+    this.onFailure = options.onFailure ?? (() => undefined);
+    this.phaseStartedAt = this.startedAt;
+    this.anchor = this.wall() - this.mono();
   }
 
   get currentPhase(): Phase {
@@ -120,7 +143,7 @@ export class HeartbeatWriter {
   private late(): void {
     this.failures += 1;
     this.onFailure();
-    this.logFailure(this.now(), `write still running after ${WRITE_DEADLINE_MS} ms`);
+    this.logFailure(this.wall(), `write still running after ${WRITE_DEADLINE_MS} ms`);
   }
 
   private logFailure(now: number, why: string): void {
@@ -135,7 +158,7 @@ export class HeartbeatWriter {
 
   private async write(): Promise<void> {
     if (this.path === undefined) return;
-    const now = this.now();
+    const now = this.wall();
     // Wall minus monotonic; re-anchored only when the wall clock jumped, so the reported start times stay the same
     // from write to write (the sidecar keys a phase on phase_started_at_ms) yet keep their true age after a jump.
     const offset = now - this.mono();

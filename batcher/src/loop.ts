@@ -5,25 +5,27 @@
  * itself, at each phase change and while waiting: a dead, stopped or blocked loop stops it.
  *
  * `createBatcher()` takes the client, clock and sleep as parameters so tests and benchmarks can drive single cycles
- * (`runCycle()`) against the simulator without waiting real intervals; `run(signal)` is the production loop.
+ * (`runCycle()`) against the simulator without waiting real intervals; `run(signal)` is the production loop. It
+ * builds the heartbeat writer over the state and owns the one wire that turns CFS answers into progress.
  */
 import { randomUUID } from 'node:crypto';
 import { Turns, errorMessage, isCfsError, withSpan, type Phase } from '@cfs-batcher/shared';
 import type { Batcher, BatcherDeps, CycleResult } from './batcher-types';
+import { trackAttempts } from './cfs-port';
 import { monotonicClock, wallNow } from './clock';
 import { DEFAULT_TUNING, type Tuning } from './config';
-import { trackAttempts } from './creating';
-import { realSleep, type Clock, type PhaseContext, type PhaseStep } from './context';
+import { realSleep, type PhaseContext, type PhaseStep } from './context';
 import { CreateIntentStore, intentsPathFor } from './create-intents';
-import { HeartbeatWriter } from './heartbeat-writer';
 import { logBatch, logCfsError, logComponents, logMain, logOptions, logSessions } from './log';
-import { createMetrics, type BatcherMetrics } from './metrics';
-import { PHASES } from './phases';
+import { createMetrics } from './metrics';
+import { PHASE_STEPS } from './phases';
 import { noteDisableToggle, optionsChange } from './options-watch';
 import { isBackingOff } from './rules/backoff';
+import { noteCfsAnswer } from './rules/creating';
 import { SESSION_PREFIX } from './rules/session-status';
 import { ATTR, SPAN } from './spans';
-import { gaugeValues, heartbeatBody, msStamp, newState, noteCfsError, setGauges, type BatcherState } from './state';
+import { msStamp, newState, noteCfsError, type BatcherState } from './state';
+import { gaugeValues, setGauges, stateHeartbeat } from './state-view';
 
 export type { Batcher, BatcherDeps, CycleResult } from './batcher-types';
 
@@ -40,25 +42,6 @@ const PHASE_LOGGER: Partial<Record<Phase, typeof logMain>> = {
   collect: logComponents,
   send: logSessions,
 };
-
-/** The heartbeat writer over a state: its body is read from the state at each write (wall-clock epoch fields). */
-export function stateHeartbeat(
-  path: string | undefined,
-  clock: Clock,
-  state: BatcherState,
-  metrics: BatcherMetrics,
-): HeartbeatWriter {
-  const wall = () => wallNow(clock);
-  const body = (offset: number) => heartbeatBody(state, clock.now(), offset);
-  return new HeartbeatWriter(
-    path,
-    wall,
-    clock.now(),
-    body,
-    () => metrics.heartbeatWriteFailures.inc(),
-    () => clock.now(),
-  );
-}
 
 /** The book's consistency check, batch by batch: at 100k pending it is a pass long enough to hold up /explain. */
 async function bookInconsistency(state: BatcherState, sliceMs: number): Promise<string | null> {
@@ -77,24 +60,34 @@ export function createBatcher(deps: BatcherDeps): Batcher {
   const random = deps.random ?? Math.random;
   const tuning: Tuning = { ...DEFAULT_TUNING, ...deps.tuning };
   const metrics = deps.metrics ?? createMetrics({ defaultMetrics: false });
-  const state = deps.state ?? newState(tuning);
-  const heartbeat = deps.heartbeat ?? stateHeartbeat(deps.heartbeatPath, clock, state, metrics);
-  const phases = deps.phases ?? PHASES;
+  const state =
+    deps.state ?? newState(tuning, deps.intents ?? new CreateIntentStore(intentsPathFor(deps.heartbeatPath)));
+  const heartbeat = stateHeartbeat(deps.heartbeatPath, clock, state, metrics);
+  const phases = deps.phases ?? PHASE_STEPS;
+  // The one progress wire: a CFS answer means the loop is getting somewhere (the heartbeat's `progress`, and a
+  // throttled stamp so a long working phase is not mistaken for a hang; a stopped or blocked loop stops stamping).
+  const answered = (): void => {
+    noteCfsAnswer(state.creating, clock.now());
+    heartbeat.progress();
+  };
+  // A built port reports every HTTP attempt (and its request metrics); a ready-made one each call, per call.
+  const port =
+    typeof deps.client === 'function'
+      ? deps.client((r) => {
+          metrics.observeRequest(r);
+          answered();
+        })
+      : deps.client;
+  const perCall = typeof deps.client === 'function' ? undefined : answered;
   const ctx: PhaseContext = {
     state,
-    // Creates, lookups and PATCHes are recorded as attempts, every answer as progress (and a throttled stamp).
-    client: trackAttempts(
-      deps.client,
-      state.creating,
-      () => clock.now(),
-      () => heartbeat.progress(),
-    ),
+    // Creates, lookups and PATCHes are noted as attempts (the heartbeat's `creating`).
+    client: trackAttempts(port, state.creating, () => clock.now(), perCall),
     metrics,
     tuning,
     clock,
     sleep,
     newSessionName: deps.newSessionName ?? (() => `${SESSION_PREFIX}${randomUUID()}`),
-    intents: deps.intents ?? new CreateIntentStore(intentsPathFor(deps.heartbeatPath)),
   };
 
   async function runPhase(step: PhaseStep, signal?: AbortSignal): Promise<void> {

@@ -1,10 +1,10 @@
 /**
  * Option changes that cannot wait for the next cycle: a shorter batcher_check_interval or a batcher_disable change
- * seen while sleeping ends the sleep (issue 11 case 8: a 100000 s interval corrected to 10 takes effect within
- * 10 s), and batcher_disable turned on then off resets the create backoff.
+ * seen while sleeping ends the sleep (a 100000 s interval corrected to 10 takes effect within 10 s, not a day
+ * later), and batcher_disable turned on then off resets the create backoff.
  */
 import { isCfsError } from '@cfs-batcher/shared';
-import type { CfsApi } from './context';
+import type { CfsApi } from './cfs-port';
 import { logBatch } from './log';
 import { initialBackoff } from './rules/backoff';
 import { parseOptions, type BatcherOptions } from './rules/options';

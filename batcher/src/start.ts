@@ -1,6 +1,6 @@
 /**
- * The composition root: configuration, metrics, the heartbeat writer (built first, over the state, so the CFS
- * client can stamp progress without anything bound late), the CFS client, the loop, the HTTP server (metrics, explain), signals and crash handling.
+ * The composition root: configuration, metrics, the CFS client (built by the loop around its progress wire), the
+ * loop, the HTTP server (metrics, explain), signals and crash handling.
  *
  * Crash-only: a bug or an unexpected exception is logged at ERROR with its stack ('Unexpected error occurred') and
  * the process exits 1 so the container restarts. A bad setting or argument logs one ERROR line,
@@ -23,17 +23,15 @@ import { checkCfsBase } from './cfs-base-check';
 import { batcherUsage, wantsBatcherHelp } from './cli';
 import { monotonicClock } from './clock';
 import { loadConfig } from './config';
-import { noteCfsAnswer } from './creating';
 import { CreateIntentStore, intentsPathFor } from './create-intents';
-import type { Phases } from './context';
+import type { PhaseSteps } from './context';
 import { logMain as log } from './log';
-import { createBatcher, stateHeartbeat } from './loop';
+import { createBatcher } from './loop';
 import { componentLookup, createExplainer, explainLookupClient } from './explain-service';
 import { serveMetrics } from './http-server';
 import { createMetrics } from './metrics';
-import { PHASES } from './phases';
+import { PHASE_STEPS } from './phases';
 import { SPAN } from './spans';
-import { newState } from './state';
 import { BATCHER_VERSION } from './version';
 
 /** Longest a stop may take before the process gives up waiting (k8s grace is 30 s by default). */
@@ -44,7 +42,7 @@ export interface StartOptions {
   /** From the tracing preload, flushed (bounded) on the way out. */
   telemetry?: { shutdown(): Promise<void> };
   /** Wraps the production phases; used only by the e2e fault fixture (scripts/src/fixtures). */
-  wrapPhases?: (phases: Phases) => Phases;
+  wrapPhases?: (phases: PhaseSteps) => PhaseSteps;
   /** Variables the caller reads itself (the fixture's), not refused as unknown. */
   knownSettings?: readonly string[];
   /** The command line (default: this process's). */
@@ -73,21 +71,21 @@ async function main(opts: StartOptions): Promise<void> {
   const metrics = createMetrics({ version: BATCHER_VERSION });
   // Monotonic for every timer; wall time only for what is reported (clock.ts).
   const clock = monotonicClock();
-  const state = newState(config.tuning);
-  const heartbeat = stateHeartbeat(config.heartbeatPath, clock, state, metrics);
-  // Every CFS answer (good or bad) is progress of the main loop: it stamps the heartbeat (throttled) so a long
-  // working phase is not mistaken for a hang, while a stopped or blocked loop stops stamping.
-  const client = new CfsClient({
-    ...config.cfs,
-    onRequest: (r) => {
-      metrics.observeRequest(r);
-      noteCfsAnswer(state.creating, clock.now());
-      heartbeat.progress();
-    },
+  const phases = opts.wrapPhases ? opts.wrapPhases(PHASE_STEPS) : PHASE_STEPS;
+  const intents = new CreateIntentStore(intentsPathFor(config.heartbeatPath));
+  const batcher = createBatcher({
+    // Every HTTP attempt (retries included) reaches the loop's progress wire and the request metrics.
+    client: (onRequest) => new CfsClient({ ...config.cfs, onRequest }),
+    heartbeatPath: config.heartbeatPath,
+    metrics,
+    clock,
+    tuning: config.tuning,
+    phases,
+    intents,
   });
   // A port already in use rejects with node's listen error: one EADDRINUSE line naming the port, exit 1.
   const explainer = createExplainer({
-    state,
+    state: batcher.state,
     clock,
     getComponent: componentLookup(explainLookupClient(config.cfs, metrics)),
     maxLookups: config.explainLookups,
@@ -99,9 +97,6 @@ async function main(opts: StartOptions): Promise<void> {
           'METRICS_PORT',
         )
       : undefined;
-  const phases = opts.wrapPhases ? opts.wrapPhases(PHASES) : PHASES;
-  const intents = new CreateIntentStore(intentsPathFor(config.heartbeatPath));
-  const batcher = createBatcher({ client, state, heartbeat, metrics, clock, tuning: config.tuning, phases, intents });
   const ac = new AbortController();
   const stop = (signal: string): void => {
     if (ac.signal.aborted) return;
@@ -115,7 +110,7 @@ async function main(opts: StartOptions): Promise<void> {
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
   settingUp = false;
-  log.info(`Starting cfs-batcher ${BATCHER_VERSION} against ${client.baseUrl}`);
+  log.info(`Starting cfs-batcher ${BATCHER_VERSION} against ${config.cfs.baseUrl}`);
   // Beside the loop, not before it: a CFS that hangs must not hold back the first heartbeat. A base proven wrong
   // ends the process as a bad setting does (it can have sent nothing: every call under that base answers 404).
   // Its requests are counted (route, status) but are not loop progress: they stamp no heartbeat.

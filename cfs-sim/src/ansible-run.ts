@@ -1,6 +1,6 @@
 /**
  * What the AEE does when a session's Ansible run ends: the selected layers run in order over the hosts of
- * ansible.limit that exist, and component state is written the way the callback plugin writes it (notes 2.3-2.4).
+ * ansible.limit that exist, and component state is written the way CFS's Ansible callback plugin writes it.
  */
 import { applyComponentPatch } from './component-patch';
 import type { HostOutcome } from './operator';

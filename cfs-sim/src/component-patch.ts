@@ -1,5 +1,5 @@
 /**
- * Component writes as the real server performs them (notes 1.6: _set_auto_fields, patch_dict, _state_append_handler,
+ * Component writes as the real server performs them (its _set_auto_fields, patch_dict, _state_append_handler and
  * _tag_cleanup_handler). Pure functions over plain records; `now` is passed in.
  */
 import { utcStamp } from './time';

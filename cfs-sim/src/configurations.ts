@@ -1,4 +1,4 @@
-/** Configurations (notes 1.10): GET one/list, PUT with branch->commit and the conflicting-layers rule. */
+/** Configurations: GET one/list, PUT with branch->commit and the conflicting-layers rule. */
 import { createHash } from 'node:crypto';
 import { parseBool, parseLimit, qstr } from './params';
 import { ProblemError } from './problem';

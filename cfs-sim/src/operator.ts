@@ -1,5 +1,5 @@
 /**
- * The simulated cfs-operator + AEE (notes 2.2-2.4): sessions go pending -> running -> complete after configurable
+ * The simulated cfs-operator + AEE: sessions go pending -> running -> complete after configurable
  * delays; on completion the selected layers run in order over the existing hosts of ansible.limit and component
  * state is written the way the Ansible callback plugin writes it. Real timers drive it; tests can pause() it and
  * step() it deterministically instead.

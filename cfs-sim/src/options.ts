@@ -1,4 +1,4 @@
-/** Options (notes 1.8): PATCH merges and answers 200 with the whole dict; default_playbook is read-only in v3. */
+/** Options: PATCH merges and answers 200 with the whole dict; default_playbook is read-only in v3. */
 import { ProblemError } from './problem';
 import { optionsInput, parseBody } from './schemas';
 import type { SimState } from './state';

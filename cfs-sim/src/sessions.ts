@@ -1,4 +1,4 @@
-/** Session handlers' logic (notes 1.9), independent of express. */
+/** Session handlers' logic, independent of express. */
 import { parseAge, parseEnum, parseLimit, parseTags, qstr, tagsMatch } from './params';
 import { ProblemError } from './problem';
 import { parseBody, sessionCreateInput } from './schemas';

@@ -5,7 +5,7 @@
 import { SortedKeys } from './sorted-keys';
 import type { Component, Configuration, Options, Session } from './types';
 
-/** Filled in on every options read when unset (notes 1.8). The batcher's own options are NOT here. */
+/** Filled in on every options read when unset, as the real server does. The batcher's own options are NOT here. */
 export const SERVER_OPTION_DEFAULTS: Readonly<Options> = {
   default_playbook: 'site.yml',
   default_ansible_config: 'cfs-default-ansible-cfg',

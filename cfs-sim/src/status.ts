@@ -1,6 +1,6 @@
 /**
- * configuration_status exactly as the real server computes it on every read (notes 1.7:
- * controllers/components.py _set_status/_get_status/_get_layer_status). Pure: the caller passes the
+ * configuration_status exactly as the real server computes it on every read (its
+ * _set_status, _get_status and _get_layer_status). Pure: the caller passes the
  * configuration and the two options that matter.
  */
 import type { Component, ComponentStatus, ConfigLayer, Configuration } from './types';

@@ -1,5 +1,6 @@
 /**
- * Per-request latency of a keep-alive client against each transport mode (issue 15's delayed-ACK effect):
+ * Per-request latency of a keep-alive client against each transport mode (the delayed-ACK wait of
+ * the 'python' mode, transport.ts):
  *   node cfs-sim/dist/transport-bench.js [requests=200]
  * Prints the median and p90 per mode, and the same without keep-alive.
  */

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { readHeartbeat } from '@cfs-batcher/shared';
 import { BeatMonitor, type GapSummary } from './bench-beats';
 import { benchScenario, startBenchPod, type BenchPod } from './bench-pod';
-import { waitUntil } from './bench-procs';
+import { waitFor } from './wait';
 import { worstCaseDetectionSeconds } from './prober';
 
 export const HANG_KINDS = ['sigstop', 'spin', 'never-settle'] as const;
@@ -45,28 +45,25 @@ export function hangBoundSeconds(pod: BenchPod): number {
 
 /** A batcher in steady state: past its startup probe and two cycles in, so its start-up grace no longer applies. */
 async function healthy(pod: BenchPod): Promise<number> {
-  await waitUntil(
-    'a healthy batcher',
-    200_000,
-    () => (pod.batcher.snapshot.startupPassed && pod.batcher.pid !== null ? true : undefined),
-    100,
-  );
+  await waitFor(() => (pod.batcher.snapshot.startupPassed && pod.batcher.pid !== null ? true : undefined), {
+    what: 'a healthy batcher',
+    timeoutMs: 200_000,
+    intervalMs: 100,
+  });
   const pid = pod.batcher.pid ?? -1;
-  await waitUntil(
-    'two completed cycles',
-    200_000,
+  await waitFor(
     async () => {
       const r = await readHeartbeat(pod.heartbeatPath);
       return r.ok && r.heartbeat.pid === pid && r.heartbeat.cycle >= 2 ? true : undefined;
     },
-    100,
+    { what: 'two completed cycles', timeoutMs: 200_000, intervalMs: 100 },
   );
   return pid;
 }
 
 export async function runDetect(kind: DetectKind, o: { checkIntervalS?: number } = {}): Promise<DetectRun> {
-  // A 1 s check interval: with per-second beats the interval is not in the formula, and it makes a pre-r2 batcher
-  // (silent while it sleeps) beat as often as the r2 loop does.
+  // A 1 s check interval: with per-second beats the interval is not in the formula, and it makes a batcher that is
+  // silent while it sleeps (earlier builds beat only at phase changes) beat as often as one that beats every second.
   const scenario = {
     ...benchScenario(),
     options: { batcher_check_interval: o.checkIntervalS ?? 1, batch_window: 1, batch_size: 10 },
@@ -81,42 +78,40 @@ export async function runDetect(kind: DetectKind, o: { checkIntervalS?: number }
   const beats = new BeatMonitor(pod.heartbeatPath).start();
   try {
     const pid = await healthy(pod);
-    await waitUntil('ten beats', 60_000, () => (beats.gaps.length >= 10 ? true : undefined), 100);
+    await waitFor(() => (beats.gaps.length >= 10 ? true : undefined), {
+      what: 'ten beats',
+      timeoutMs: 60_000,
+      intervalMs: 100,
+    });
     const gaps = beats.stop();
     beats.start();
     let t0 = Date.now();
     if (kind === 'sigstop') process.kill(pid, 'SIGSTOP');
     else if (kind === 'crash') process.kill(pid, 'SIGKILL');
     else writeFileSync(faultFile, kind === 'spin' ? 'busy-loop' : 'never-settle');
-    const term = await waitUntil(
-      'the kubelet to act',
-      200_000,
+    const term = await waitFor(
       () => pod.events.find((e) => e.at >= t0 && e.container === 'cfs-batcher' && /SIGTERM|exited/.test(e.message)),
-      50,
+      { what: 'the kubelet to act', timeoutMs: 200_000, intervalMs: 50 },
     );
     // The fixture's faults fire at its next cycle start, right after a beat: that last beat is when the loop stopped.
     if (kind === 'spin' || kind === 'never-settle') t0 = beats.lastBeatMs ?? t0;
     const kill =
       kind === 'crash'
         ? null
-        : await waitUntil(
-            'SIGKILL or exit',
-            60_000,
+        : await waitFor(
             () =>
               pod.events.find(
                 (e) => e.at >= term.at && e.container === 'cfs-batcher' && /: sending SIGKILL$|exited/.test(e.message),
               ),
-            50,
+            { what: 'SIGKILL or exit', timeoutMs: 60_000, intervalMs: 50 },
           );
-    await waitUntil(
-      'the restarted batcher to complete a cycle',
-      200_000,
+    await waitFor(
       async () => {
         if (pod.batcher.pid === null || pod.batcher.pid === pid) return undefined;
         const r = await readHeartbeat(pod.heartbeatPath);
         return r.ok && r.heartbeat.pid === pod.batcher.pid && r.heartbeat.cycle >= 1 ? true : undefined;
       },
-      50,
+      { what: 'the restarted batcher to complete a cycle', timeoutMs: 200_000, intervalMs: 50 },
     );
     return {
       kind,

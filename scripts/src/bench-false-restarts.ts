@@ -9,7 +9,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { BeatMonitor, type GapSummary } from './bench-beats';
 import { benchScenario, startBenchPod, type BenchPod } from './bench-pod';
-import { httpJson, sleep, waitUntil } from './bench-procs';
+import { httpJson, sleep } from './bench-procs';
+import { waitFor } from './wait';
 
 export const CONDITIONS = [
   'refused',
@@ -81,14 +82,12 @@ async function apply(
       if (r.status >= 300) throw new Error(`outage refused: HTTP ${r.status}`);
       return {
         undo: async () =>
-          waitUntil(
-            'CFS back',
-            30_000,
+          waitFor(
             async () =>
               (await httpJson('GET', `${pod.origin}/v3/options`).catch(() => ({ status: 0 }))).status === 200
                 ? true
                 : undefined,
-            200,
+            { what: 'CFS back', timeoutMs: 30_000, intervalMs: 200 },
           ).then(() => undefined),
         note: 'listening socket closed',
       };
@@ -178,12 +177,11 @@ export async function runFalseRestarts(
   const dir = mkdtempSync(path.join(path.dirname(pod.heartbeatPath), '..', 'vol-'));
   const beats = new BeatMonitor(pod.heartbeatPath).start();
   try {
-    await waitUntil(
-      'the batcher past its startup probe',
-      300_000,
-      () => (pod.batcher.snapshot.startupPassed ? true : undefined),
-      200,
-    );
+    await waitFor(() => (pod.batcher.snapshot.startupPassed ? true : undefined), {
+      what: 'the batcher past its startup probe',
+      timeoutMs: 300_000,
+      intervalMs: 200,
+    });
     await sleep(5000);
     const startRestarts = pod.batcher.snapshot.restarts;
     const sideRestarts = pod.sidecar.snapshot.restarts;

@@ -1,5 +1,5 @@
 /**
- * The runtime's floor (issue 15): peak RSS of node itself and of the least program that does the batcher's reading
+ * The runtime's floor: peak RSS of node itself and of the least program that does the batcher's reading
  * (floor-child.ts), with the batcher's node flags, NODE_OPTIONS and runtime env, against the simulator with N pending
  * components. What the batcher spends above it is its own; what the floor spends no Node program can avoid.
  */

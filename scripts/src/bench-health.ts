@@ -21,7 +21,10 @@ export interface HealthArgs {
   falseRestartSeconds: number;
   /** batcher_check_interval of the false-restart pods (CFS default 10). */
   checkIntervalS: number;
-  /** batcher_check_interval of the detection pods (1: a pre-r2 batcher beats only per cycle). */
+  /**
+   * batcher_check_interval of the detection pods (1: a batcher that beats only at phase changes, as earlier builds
+   * did, then beats about as often as one that beats every second).
+   */
   detectCheckIntervalS: number;
 }
 

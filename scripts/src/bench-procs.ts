@@ -1,11 +1,10 @@
 /**
  * Process and HTTP plumbing for the benchmarks (the bench measures other processes, never itself). Processes are
- * the shared spawner's (proc.ts), waits the shared waitFor (wait.ts).
+ * the shared spawner's (proc.ts); the benches wait with waitFor (wait.ts).
  */
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { Proc, REPO_ROOT } from './proc';
-import { waitFor } from './wait';
 
 export const ROOT = REPO_ROOT;
 
@@ -16,19 +15,6 @@ export function sleep(ms: number): Promise<void> {
 /** Runs `node <script>`; keeps the last 2000 output lines (for errors and the ready line). */
 export function startNode(script: string, args: string[], env: Record<string, string>, nodeArgs: string[] = []): Proc {
   return new Proc({ name: script.split('/')[0] ?? script, script, args, env, nodeArgs, keepLines: 2000 });
-}
-
-/**
- * The detection bench's older call shape over waitFor (an `undefined` probe result means "not yet").
- * @deprecated use waitFor from wait.ts; kept while scripts/src/bench-detect.ts still calls it.
- */
-export function waitUntil<T>(
-  what: string,
-  timeoutMs: number,
-  probe: () => Promise<T | undefined> | T | undefined,
-  stepMs = 100,
-): Promise<T> {
-  return waitFor(probe, { what, timeoutMs, intervalMs: stepMs });
 }
 
 /** Starts the simulator on an ephemeral port with a scenario file; resolves with its origin. */

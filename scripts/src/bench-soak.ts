@@ -1,5 +1,5 @@
 /**
- * Soak (issue 11): ambiguous session creates injected at random (lost answers after commit: reset, 404 with and
+ * Soak: ambiguous session creates injected at random (lost answers after commit: reset, 404 with and
  * without a body, 502, a 201 that is not a session; late commits 7 s after the client saw a reset; late commits
  * while the client hangs, each followed by a SIGKILL of the batcher and a restart 0.5 s later) plus spurious 404
  * lookups, over N components against a slow operator. Reports, from the simulator's own history: overlaps (must be

@@ -9,7 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { readHeartbeat } from '@cfs-batcher/shared';
 import { startBenchPod } from './bench-pod';
-import { httpJson, sleep, waitUntil } from './bench-procs';
+import { httpJson, sleep } from './bench-procs';
+import { waitFor } from './wait';
 import { worstCaseDetectionSeconds } from './prober';
 
 export interface StallRun {
@@ -41,15 +42,12 @@ export async function runNeverSend(): Promise<StallRun> {
     (await httpJson('GET', `http://127.0.0.1:${pod.healthPort}/status`, undefined, 3000).catch(() => null))
       ?.json as Record<string, Record<string, unknown>> | null;
   try {
-    await waitUntil(
-      'the batcher past its startup probe',
-      200_000,
-      () => pod.batcher.snapshot.startupPassed || undefined,
-    );
+    await waitFor(() => pod.batcher.snapshot.startupPassed || undefined, {
+      what: 'the batcher past its startup probe',
+      timeoutMs: 200_000,
+    });
     // steady state: the first wave created and finished (nothing held), two cycles in
-    await waitUntil(
-      'the first wave done',
-      300_000,
+    await waitFor(
       async () => {
         const r = await readHeartbeat(pod.heartbeatPath);
         const c = r.ok ? r.heartbeat.counters : null;
@@ -57,7 +55,7 @@ export async function runNeverSend(): Promise<StallRun> {
           ? true
           : undefined;
       },
-      500,
+      { what: 'the first wave done', timeoutMs: 300_000, intervalMs: 500 },
     );
     const startRestarts = pod.batcher.snapshot.restarts;
     writeFileSync(faultFile, 'never-send');
@@ -75,9 +73,7 @@ export async function runNeverSend(): Promise<StallRun> {
       env('SIDECAR_CFS_POLL_SECONDS', '10') +
       env('SIDECAR_EVAL_INTERVAL_MS', '1000') / 1000 +
       worstCaseDetectionSeconds(live);
-    const term = await waitUntil(
-      'the kubelet to restart the useless batcher',
-      (boundS + 120) * 1000,
+    const term = await waitFor(
       async () => {
         const e = pod.events.find((x) => x.at >= t0 && x.container === 'cfs-batcher' && /SIGTERM/.test(x.message));
         if (e) return e;
@@ -90,7 +86,7 @@ export async function runNeverSend(): Promise<StallRun> {
         await sleep(500);
         return undefined;
       },
-      0,
+      { what: 'the kubelet to restart the useless batcher', timeoutMs: (boundS + 120) * 1000, intervalMs: 0 },
     );
     if (pod.batcher.snapshot.restarts < startRestarts) throw new Error('restart count went backwards');
     return { detectS: (term.at - t0) / 1000, boundS, resetReasons: [...resets], message: term.message.slice(0, 300) };

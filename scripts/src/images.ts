@@ -47,7 +47,7 @@ export function settingsFrom(env: NodeJS.ProcessEnv): ImageSettings {
   };
 }
 
-/** The stand-in bases scripts/images/standin-bases.sh makes (a test/dev helper, never the shipped default). */
+/** The stand-in bases scripts/images/standin-bases.sh makes (a helper for tests and development, never the shipped default). */
 export const STANDIN = {
   build: 'localhost/standin-node24-build:bookworm',
   runtime: 'localhost/standin-node24-runtime:bookworm',

@@ -1,5 +1,5 @@
 /**
- * Measures operator-aware pacing against the simulator's slow operator (issue 11): the batcher's cycles run with a
+ * Measures operator-aware pacing against the simulator's slow operator: the batcher's cycles run with a
  * 1 s check interval (real time) over N pending components until every one is configured, with and without the
  * caps. Prints, per run: seconds until all configured, the peak of batcher sessions pending in CFS, the longest
  * time one session waited in pending, and the sessions deleted as stuck in pending.

@@ -2,7 +2,7 @@
  * A kubelet-like supervisor for one container, written as a pure state machine: events in (clock ticks, probe
  * results, process exits), actions out (start, probe, SIGTERM, SIGKILL). The local pod drives it with the real clock
  * and real processes; the tests drive it with a fake clock. It follows the kubelet rules the manifest relies on
- * (health-practices 1.3-1.9): the startup probe gates liveness and readiness, a failed startup or liveness probe
+ * (as Kubernetes documents them): the startup probe gates liveness and readiness, a failed startup or liveness probe
  * kills the container, SIGKILL follows after the probe-level terminationGracePeriodSeconds, and restarts back off
  * 0 s, 10 s, 20 s ... 300 s, reset after 10 minutes of clean running.
  */
@@ -299,7 +299,10 @@ export function step(
   return { state: s, actions };
 }
 
-/** Worst-case time from "the probe endpoint starts failing" to SIGTERM (health-practices 1.4: f*p + t). */
+/**
+ * Worst-case time from "the probe endpoint starts failing" to SIGTERM: f*p + t (the endpoint can start failing
+ * just after a passing probe, and the last failing probe may wait out its timeout).
+ */
 export function worstCaseDetectionSeconds(spec: ProbeSpec): number {
   return spec.failureThreshold * spec.periodSeconds + spec.timeoutSeconds;
 }

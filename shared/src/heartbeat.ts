@@ -9,8 +9,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { promises as fs } from 'node:fs';
-import path from 'node:path';
 import { z } from 'zod';
+import { writeFileAtomic } from './atomic-file';
 import { formatZodIssues } from './contract';
 
 export const HEARTBEAT_FORMAT = 1;
@@ -18,7 +18,11 @@ export const HEARTBEAT_FORMAT = 1;
 export const HEARTBEAT_MAX_BYTES = 64 * 1024;
 export const DEFAULT_HEARTBEAT_PATH = '/var/run/cfs-batcher/heartbeat.json';
 
-export const PHASES = [
+/**
+ * The phase names a heartbeat can report. The batcher runs the CFS phases (rebuild .. send) as the steps listed in
+ * `PHASE_STEPS` (batcher/src/phases/index.ts); its loop (batcher/src/loop.ts) stamps the others.
+ */
+export const HEARTBEAT_PHASES = [
   'starting', // process start, before the first CFS call
   'rebuild', // rebuilding state from incomplete batcher sessions
   'options', // GET/PATCH /v3/options
@@ -30,7 +34,7 @@ export const PHASES = [
   'backoff', // session creation halted after 20 failed sessions (a dependency wait)
   'stopping', // SIGTERM received
 ] as const;
-export type Phase = (typeof PHASES)[number];
+export type Phase = (typeof HEARTBEAT_PHASES)[number];
 
 /** Phases in which the batcher waits on something a restart cannot fix; they keep stamping the heartbeat. */
 export const WAIT_PHASES: ReadonlySet<Phase> = new Set<Phase>(['waiting_for_cfs', 'backoff']);
@@ -61,7 +65,7 @@ export const heartbeatSchema = z.object({
   sequence: z.number().int().nonnegative(),
   /** Cycles completed by this instance. */
   cycle: z.number().int().nonnegative(),
-  phase: z.enum(PHASES),
+  phase: z.enum(HEARTBEAT_PHASES),
   phase_started_at_ms: epochMs,
   /** True when the current phase is a dependency wait (see WAIT_PHASES). */
   phase_is_wait: z.boolean(),
@@ -132,24 +136,9 @@ export function newInstanceId(): string {
   return randomUUID();
 }
 
-/** Writes the heartbeat atomically: temp file in the same directory, fsync, rename. */
+/** Writes the heartbeat atomically (atomic-file.ts): the sidecar never reads half a heartbeat. */
 export async function writeHeartbeat(filePath: string, hb: Heartbeat): Promise<void> {
-  const body = JSON.stringify(hb);
-  const dir = path.dirname(filePath);
-  const tmp = path.join(dir, `.${path.basename(filePath)}.${process.pid}.tmp`);
-  const handle = await fs.open(tmp, 'w', 0o644);
-  try {
-    await handle.writeFile(body, 'utf8');
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  try {
-    await fs.rename(tmp, filePath);
-  } catch (err) {
-    await fs.rm(tmp, { force: true });
-    throw err;
-  }
+  await writeFileAtomic(filePath, JSON.stringify(hb));
 }
 
 export type HeartbeatReadResult =

@@ -2,6 +2,7 @@ export * from './env';
 export * from './env-names';
 export * from './contract';
 export * from './logger';
+export * from './atomic-file';
 export * from './heartbeat';
 export * from './cfs';
 export * from './run-main';

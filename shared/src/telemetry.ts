@@ -10,24 +10,18 @@ import { type Attributes, type Span, SpanStatusCode, type Tracer, trace } from '
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { getLogger } from './logger';
 
-/** Span attribute keys of our own (HTTP spans use the stable semantic conventions). */
-export const ATTR = {
-  cycleSeq: 'batcher.cycle.seq',
-  sessionName: 'cfs.session.name',
-  configurationName: 'cfs.configuration.name',
-  batchSize: 'cfs.batch.size',
-  sessionLimit: 'cfs.session.limit',
-  sessionAnsibleLimit: 'cfs.session.ansible_limit',
+/**
+ * The attribute keys `errorAttributes` sets on a failed span: the stable semantic-convention names of the HTTP call,
+ * repeated on phase spans so a failed call is readable without opening its HTTP span, and two of our own for the CFS
+ * client's error kind and route. The batcher's own keys (cycle, session) are in batcher/src/spans.ts.
+ */
+export const ERROR_ATTR = {
   cfsErrorKind: 'cfs.error.kind',
   cfsRoute: 'cfs.route',
-  // stable semconv names, repeated on phase spans so a failed call is readable without opening its HTTP span
   errorType: 'error.type',
   httpStatus: 'http.response.status_code',
   httpMethod: 'http.request.method',
   urlFull: 'url.full',
-  k8sPod: 'k8s.pod.name',
-  k8sNamespace: 'k8s.namespace.name',
-  k8sContainer: 'k8s.container.name',
 } as const;
 
 /** Incoming paths never traced: probes and scrapes arrive every few seconds and carry no information. */
@@ -115,12 +109,12 @@ export function errorAttributes(err: unknown): Attributes {
   const attrs: Attributes = {};
   if (typeof err !== 'object' || err === null) return attrs;
   const e = err as Record<string, unknown>;
-  if (typeof e.kind === 'string') attrs[ATTR.cfsErrorKind] = e.kind;
-  if (typeof e.status === 'number') attrs[ATTR.httpStatus] = e.status;
-  if (typeof e.method === 'string') attrs[ATTR.httpMethod] = e.method;
-  if (typeof e.url === 'string') attrs[ATTR.urlFull] = e.url;
-  if (typeof e.route === 'string') attrs[ATTR.cfsRoute] = e.route;
-  attrs[ATTR.errorType] =
+  if (typeof e.kind === 'string') attrs[ERROR_ATTR.cfsErrorKind] = e.kind;
+  if (typeof e.status === 'number') attrs[ERROR_ATTR.httpStatus] = e.status;
+  if (typeof e.method === 'string') attrs[ERROR_ATTR.httpMethod] = e.method;
+  if (typeof e.url === 'string') attrs[ERROR_ATTR.urlFull] = e.url;
+  if (typeof e.route === 'string') attrs[ERROR_ATTR.cfsRoute] = e.route;
+  attrs[ERROR_ATTR.errorType] =
     typeof e.status === 'number' ? String(e.status) : typeof e.kind === 'string' ? e.kind : errorName(err);
   return attrs;
 }

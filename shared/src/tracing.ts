@@ -19,7 +19,7 @@ import { defaultResource, resourceFromAttributes } from '@opentelemetry/resource
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import { getLogger } from './logger';
-import { ATTR, isUntracedPath, telemetryDisabled, type Telemetry, type TelemetryOptions } from './telemetry';
+import { isUntracedPath, telemetryDisabled, type Telemetry, type TelemetryOptions } from './telemetry';
 
 export type { Telemetry, TelemetryOptions } from './telemetry';
 
@@ -45,10 +45,12 @@ export function baseResourceAttributes(
 ): Attributes {
   const attrs: Attributes = { [ATTR_SERVICE_NAME]: opts.serviceName };
   if (opts.serviceVersion) attrs[ATTR_SERVICE_VERSION] = opts.serviceVersion;
+  // the semantic-convention resource keys; the package lists them only in its incubating entry, which may change
+  // in a minor release, so they are spelled out here
   const fromEnv: [string, string | undefined][] = [
-    [ATTR.k8sPod, env.POD_NAME],
-    [ATTR.k8sNamespace, env.POD_NAMESPACE],
-    [ATTR.k8sContainer, env.CONTAINER_NAME],
+    ['k8s.pod.name', env.POD_NAME],
+    ['k8s.namespace.name', env.POD_NAMESPACE],
+    ['k8s.container.name', env.CONTAINER_NAME],
   ];
   for (const [key, value] of fromEnv) if (value && value.trim()) attrs[key] = value.trim();
   return attrs;

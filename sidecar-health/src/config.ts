@@ -6,7 +6,7 @@ import {
   CFS_OPTION_DEFAULTS,
   ConfigError,
   DEFAULT_HEARTBEAT_PATH,
-  PHASES,
+  HEARTBEAT_PHASES,
   WAIT_PHASES,
   cfsClientOptionsFromEnv,
   envInt,
@@ -72,8 +72,8 @@ export function parsePhaseBudgets(text: string, name = 'SIDECAR_PHASE_BUDGETS'):
     const m = /^([a-z_]+)\s*=\s*(\d+)$/.exec(item);
     if (!m) throw new ConfigError(`${setting}: "${item}" is not phase=seconds`);
     const phase = m[1] as Phase;
-    if (!(PHASES as readonly string[]).includes(phase)) {
-      throw new ConfigError(`${setting}: unknown phase "${m[1]}" (phases: ${PHASES.join(', ')})`);
+    if (!(HEARTBEAT_PHASES as readonly string[]).includes(phase)) {
+      throw new ConfigError(`${setting}: unknown phase "${m[1]}" (phases: ${HEARTBEAT_PHASES.join(', ')})`);
     }
     if (UNBUDGETED.has(phase)) {
       throw new ConfigError(

@@ -30,7 +30,7 @@ export function evaluateStartup(v: Verdict, h: History, now: Now, _t?: Threshold
     };
   }
   const age = v.details.heartbeatAgeMs ?? now.monoMs - cur.advancedAtMono;
-  const limit = Math.min(STARTUP_ADVANCE_MS, v.details.silenceLimitMs);
+  const limit = Math.min(STARTUP_ADVANCE_MS, v.details.freshnessLimitMs);
   if (age > limit) {
     return {
       ready: false,

@@ -59,7 +59,7 @@ export function buildStatus(
       batcher_cfs: hb?.cfs ?? null,
       counters: hb?.counters ?? null,
       last_batcher_session_created_at: iso(hb?.counters.last_session_created_ms),
-      // r2 fields; null when the batcher does not report them
+      // the optional heartbeat fields (heartbeat-ext.ts); null when the batcher does not report them
       creating: ext.creating
         ? {
             state: ext.creating.state,
@@ -109,7 +109,8 @@ export function buildStatus(
       trying_margin_seconds: t.tryingMarginMs / 1000,
       phase_answer_allowance_seconds: t.cfsAnswerAllowanceMs / 1000,
       freshness_limit_seconds: v.details.freshnessLimitMs / 1000,
-      silence_limit_seconds: v.details.silenceLimitMs / 1000,
+      // the same limit: it applies in every phase now; the field stays for readers of this page that use it
+      silence_limit_seconds: v.details.freshnessLimitMs / 1000,
       phase_budgets_seconds: Object.fromEntries(
         Object.entries(t.phaseBudgetsMs).map(([k, ms]) => [k, (ms ?? 0) / 1000]),
       ),

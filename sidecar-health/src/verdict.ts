@@ -30,8 +30,7 @@ export interface EvaluateInput {
 
 export interface VerdictDetails {
   heartbeatAgeMs: number | null;
-  /** Longest silence allowed in the phase in force. */
-  silenceLimitMs: number;
+  /** Longest silence allowed, in every phase (the batcher beats at least once a second in each). */
   freshnessLimitMs: number;
   phase: string | null;
   phaseAgeMs: number | null;
@@ -102,15 +101,16 @@ export function evaluate(input: EvaluateInput): Verdict {
   const { now, heartbeatRead: read, history: h, cfs, thresholds: t } = input;
   const hb = h.lastGood;
   const cur = h.current;
-  const freshLimit = freshnessLimitMs(hb, t);
+  // The batcher beats at least once a second in every phase, so silence longer than the freshness limit means a
+  // stopped or blocked loop in any phase; the phase budget catches a loop that keeps beating but never leaves its phase.
+  const silenceLimit = freshnessLimitMs(hb, t);
   const graceElapsed = now.monoMs - graceStartMono(h);
   // The grace covers an instance (or a sidecar) that has not yet been seen making progress; once the sequence has
   // advanced under the sidecar's eyes the normal limits apply, so a hang right after start-up is not hidden.
   const inGrace = graceElapsed < t.startupGraceMs && !(cur?.proven ?? false);
   const details: VerdictDetails = {
     heartbeatAgeMs: null,
-    silenceLimitMs: freshLimit,
-    freshnessLimitMs: freshLimit,
+    freshnessLimitMs: silenceLimit,
     phase: hb?.phase ?? null,
     phaseAgeMs: null,
     phaseBudgetMs: null,
@@ -148,17 +148,12 @@ export function evaluate(input: EvaluateInput): Verdict {
 
   // Only the sidecar's monotonic clock: when IT saw the sequence advance and the phase change. The file's wall-clock
   // stamps are never compared with the sidecar's wall clock, so a wall-clock jump (either way) cannot fail liveness.
-  const seenAge = Math.max(0, now.monoMs - cur.advancedAtMono);
-  const silence = seenAge;
+  const silence = Math.max(0, now.monoMs - cur.advancedAtMono);
   const phaseAge = Math.max(0, now.monoMs - cur.phaseSeenMono);
   const budget = phaseBudgetMs(hb, t);
   const ext = heartbeatExt(hb);
-  // The batcher beats at least once a second in every phase, so silence longer than the freshness limit means a
-  // stopped or blocked loop in any phase; the phase budget catches a loop that keeps beating but never leaves its phase.
-  const silenceLimit = freshLimit;
   Object.assign(details, {
     heartbeatAgeMs: silence,
-    silenceLimitMs: silenceLimit,
     phaseAgeMs: phaseAge,
     phaseBudgetMs: budget,
   });
@@ -185,7 +180,7 @@ export function evaluate(input: EvaluateInput): Verdict {
     if (now.monoMs - cur.rewrittenSeenMono <= silenceLimit) {
       return fail(
         'heartbeat_not_advancing',
-        `heartbeat rewritten without progress: sequence ${cur.maxSequence} unchanged for ${secs(seenAge)} (limit ${secs(silenceLimit)}); ${phaseNote}`,
+        `heartbeat rewritten without progress: sequence ${cur.maxSequence} unchanged for ${secs(silence)} (limit ${secs(silenceLimit)}); ${phaseNote}`,
       );
     }
     return fail('heartbeat_stale', `no heartbeat for ${secs(silence)} (limit ${secs(silenceLimit)}); ${phaseNote}`);

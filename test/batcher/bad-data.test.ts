@@ -1,4 +1,7 @@
-/** Issue 11, cases 6 and 7: ids an Ansible limit cannot express, rejections logged once, options never written back from a broken answer. */
+/**
+ * Bad data from CFS: ids an Ansible limit cannot express, rejections logged once, options never written back from a
+ * broken answer.
+ */
 import { DEFAULT_OPTIONS, idProblem, newOptionsMemory, planOptions } from '@cfs-batcher/batcher';
 import {
   harnessLifecycle,
@@ -23,7 +26,7 @@ async function cycles(n: number): Promise<void> {
 
 const warnings = (re: RegExp) => logs.lines.filter((l) => l.level === 'WARNING' && re.test(l.message)).length;
 
-describe('case 6: component ids that cannot be expressed in an Ansible limit or an ids= list', () => {
+describe('component ids that cannot be expressed in an Ansible limit or an ids= list', () => {
   it.each([
     ['x5002c0s0b0n0,x5002c0s1b0n0', /comma/],
     ['x1 x2', /whitespace/],
@@ -91,7 +94,7 @@ describe('case 6: component ids that cannot be expressed in an Ansible limit or 
   });
 });
 
-describe("case 7: GET /v3/options answering {} or lacking the server's own options", () => {
+describe("GET /v3/options answering {} or lacking the server's own options", () => {
   it("{}: nothing is PATCHed, the site's batch_window 10 stays in force and in CFS; warned once", async () => {
     h = await startHarness({
       seed: (sim) => {

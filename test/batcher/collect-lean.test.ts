@@ -1,4 +1,5 @@
-/** Collect reads only what it needs: busy components by id only, full records for the others (issue 15). */
+/** Collect reads only what it needs: busy components by id only, full records for the others, so a large
+ * pending set costs CFS less to list. */
 import type { ComponentFilter } from '@cfs-batcher/shared';
 import {
   LEAN_MAX_NOT_BUSY_SHARE,

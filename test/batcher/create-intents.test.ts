@@ -1,4 +1,4 @@
-/** rules/create-intents.ts: what a failed POST proves, a session's actual members, the intents file format. */
+/** batcher/src/rules/create-intents.ts: what a failed POST proves, a session's actual members, the intents file format. */
 import { CfsError } from '@cfs-batcher/shared';
 import {
   createOutcome,

@@ -1,5 +1,5 @@
 /**
- * Issue 11, cases 1 and 2: session creates whose outcome is unknown, against the simulator's hostile faults. Each
+ * Session creates whose outcome is unknown, against the simulator's hostile faults. Each
  * test tries to get a component into two sessions (the operator is paused: every session stays active, so any
  * second session for a member is an overlap in the simulator's history).
  */
@@ -57,7 +57,7 @@ const seed = (ids: string[]) => (sim: Harness['sim']) => {
   putComponents(sim, ids);
 };
 
-describe('case 1: lost answer after commit, and a lookup that lies', () => {
+describe('lost answer after commit, and a lookup that lies', () => {
   it.each([
     ['reset', { type: 'reset' }],
     ['404 with a problem body', { type: 'status', status: 404, title: 'Not Found' }],
@@ -149,7 +149,7 @@ describe('case 1: lost answer after commit, and a lookup that lies', () => {
   });
 });
 
-describe('case 2: late commit after the batcher died', () => {
+describe('late commit after the batcher died', () => {
   it("the restarted instance holds the dead one's intent; the commit lands 1.5 s after the kill; one session", async () => {
     h = await startHarness({ seed: seed(['x1', 'x2', 'x3', 'x4']) });
     h.sim.faults.add({
@@ -222,5 +222,63 @@ describe('case 2: late commit after the batcher died', () => {
     await cycles(b, 1);
     expect(sessions(h.sim)).toHaveLength(1);
     expect(logs.has(/Create intents are recorded in .* again/, 'INFO')).toBe(true);
+  });
+});
+
+describe("on CSM's defaults (check interval 10 s, batch window 60 s, batches of 25)", () => {
+  it('an unwritable intents file holds every create; after a kill mid-POST the restart re-sends no batch CFS has', async () => {
+    const ids = Array.from({ length: 30 }, (_, i) => `n${String(i).padStart(3, '0')}`);
+    h = await startHarness({
+      seed: (sim) => {
+        putConfig(sim);
+        putComponents(sim, ids);
+      },
+    });
+    const dir = path.join(tmp.dir, 'volume-not-mounted-yet');
+    const file = path.join(dir, 'create-intents.json');
+    const instance = (): Batcher =>
+      createBatcher({
+        client: h.client,
+        clock: h.clock,
+        sleep: async () => undefined,
+        intents: new CreateIntentStore(file),
+      });
+    const first = instance();
+    await cycles(first, 9, 10_000); // 90 s: the full batch and the one past its window are both ready
+    expect(count(h.sim, 'POST /v3/sessions')).toBe(0);
+    expect(first.state.book.count('queued')).toBe(2);
+    mkdirSync(dir);
+    // The first POST's answer never comes; CFS commits it 1.5 s later, after the instance is gone.
+    h.sim.faults.add({
+      match: 'POST /v3/sessions',
+      action: { type: 'late-commit', ms: 1500, client: 'hang' },
+      scope: { times: 1 },
+    });
+    const ac = new AbortController();
+    h.clock.advance(10_000);
+    const dying = first.runCycle(ac.signal);
+    for (let i = 0; i < 200 && count(h.sim, 'POST /v3/sessions') === 0; i++)
+      await new Promise((r) => setTimeout(r, 10));
+    ac.abort(); // "SIGKILL" with the POST in flight
+    await dying.catch(() => undefined);
+    expect(count(h.sim, 'POST /v3/sessions')).toBe(1);
+    // Both names were recorded before any POST (one write for the chunk).
+    const recorded = JSON.parse(readFileSync(file, 'utf8')) as { intents: { name: string; members: string[] }[] };
+    expect(recorded.intents.map((i) => i.members.length).sort((a, b) => a - b)).toEqual([5, 25]);
+    for (let i = 0; i < 100 && h.sim.state.sessions.size === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(h.sim.state.sessions.size).toBe(1); // the lost POST committed
+    const second = instance();
+    await cycles(second, 7, 10_000);
+    // The committed batch is adopted, never POSTed again; the other one is sent once, under its recorded name.
+    expect(count(h.sim, 'POST /v3/sessions')).toBe(2);
+    expect(
+      sessions(h.sim)
+        .map((s) => s.name)
+        .sort(),
+    ).toEqual(recorded.intents.map((i) => i.name).sort());
+    const targeted = sessions(h.sim).flatMap((s) => String(s.ansible?.limit ?? '').split(','));
+    expect(targeted.sort()).toEqual([...ids].sort());
+    expect(second.state.book.count('active')).toBe(2);
+    noOverlap();
   });
 });

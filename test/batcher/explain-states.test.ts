@@ -198,7 +198,7 @@ drive(
     await cycles(h, 3, b);
     const a = await askMemory('x1', b);
     expect(a.body.reason).toContain('the create-intents file was unusable at start-up');
-    expect(a.body.reason).toContain(`the next attempt is at ${hhmmss(b.state.intentsHeldUntil)}`);
+    expect(a.body.reason).toContain(`the next attempt is at ${hhmmss(b.state.intents.heldUntil)}`);
     return a;
   },
 );

@@ -1,6 +1,7 @@
 /** In-process simulator + real CfsClient + a batcher on a fake clock, and a log capture. */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createSimulator, type Simulator } from '@cfs-batcher/cfs-sim';
-import { addLogSink, CfsClient, setLogSilent, type CfsClientOptions } from '@cfs-batcher/shared';
+import { addLogSink, CfsClient, setLogSilent, type CfsClientOptions, type RequestInfo } from '@cfs-batcher/shared';
 import { DEFAULT_OPTIONS, createBatcher, type Batcher, type BatcherDeps } from '@cfs-batcher/batcher';
 import { COMMIT_A } from './fixtures';
 
@@ -85,18 +86,33 @@ export async function startHarness(
   opts.seed?.(sim);
   const { url } = await sim.listen(0);
   const clock = new FakeClock();
-  const follow = opts.clockFollowsRequests
-    ? { onRequest: (r: { durationMs: number }) => clock.advance(r.durationMs) }
-    : {};
+  // The batcher is wired as in production: its progress wire and request metrics see every HTTP attempt of this
+  // client (a test that passes its own `deps.client` wrapper gets the per-call wire instead). Only the attempts of
+  // its own cycles, as in production where no one else holds its client: another instance given `client` (a
+  // restart), or a test reading CFS through it, is not this loop's progress.
+  let loopHook: ((r: RequestInfo) => void) | undefined;
+  const ownCalls = new AsyncLocalStorage<true>();
   const client = new CfsClient({
     baseUrl: url,
     retryBudgetMs: 0,
     requestTimeoutMs: 2000,
     connectTimeoutMs: 1000,
-    ...follow,
     ...opts.clientOptions,
+    onRequest: (r) => {
+      if (opts.clockFollowsRequests) clock.advance(r.durationMs);
+      if (ownCalls.getStore()) loopHook?.(r);
+    },
   });
-  const batcher = createBatcher({ client, clock, sleep: async () => undefined, random: () => 0.5, ...opts.deps });
+  const port = (onRequest: (r: RequestInfo) => void): CfsClient => {
+    loopHook = onRequest;
+    return client;
+  };
+  const built = createBatcher({ client: port, clock, sleep: async () => undefined, random: () => 0.5, ...opts.deps });
+  const batcher: Batcher = {
+    ...built,
+    runCycle: (signal) => ownCalls.run(true, () => built.runCycle(signal)),
+    run: (signal) => ownCalls.run(true, () => built.run(signal)),
+  };
   return { sim, url, client, clock, batcher, close: () => sim.close() };
 }
 

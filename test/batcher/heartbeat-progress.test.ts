@@ -4,7 +4,7 @@ import { closeSync, constants as fsConstants, mkdtempSync, openSync, rmSync } fr
 import { performance } from 'node:perf_hooks';
 import os from 'node:os';
 import path from 'node:path';
-import { parseHeartbeat, readHeartbeat, setLogSilent } from '@cfs-batcher/shared';
+import { atomicTempPath, parseHeartbeat, readHeartbeat, setLogSilent } from '@cfs-batcher/shared';
 import { HeartbeatWriter, WRITE_DEADLINE_MS } from '../../batcher/src/heartbeat-writer';
 
 setLogSilent(true);
@@ -32,7 +32,7 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 it('stamps progress at most once a second and never races two writes', async () => {
   let t = 1_000_000;
   const file = path.join(dir, 'hb.json');
-  const w = new HeartbeatWriter(file, () => t, t, body);
+  const w = new HeartbeatWriter({ path: file, wall: () => t, mono: () => t, startedAt: t, body });
   await w.stamp('collect');
   expect(w.lastSequence).toBe(1);
   w.progress(); // same millisecond: throttled
@@ -51,7 +51,7 @@ it('stamps progress at most once a second and never races two writes', async () 
 it('a phase change keeps its start time across progress stamps', async () => {
   let t = 5_000_000;
   const file = path.join(dir, 'hb.json');
-  const w = new HeartbeatWriter(file, () => t, t, body);
+  const w = new HeartbeatWriter({ path: file, wall: () => t, mono: () => t, startedAt: t, body });
   await w.stamp('send');
   t += 2000;
   w.progress();
@@ -67,16 +67,17 @@ it('a phase change keeps its start time across progress stamps', async () => {
 it('a heartbeat write that hangs (stuck volume) holds the loop at most WRITE_DEADLINE_MS, counted as a failure', async () => {
   // The writer's temp file is a FIFO with no reader: opening it for writing blocks, as on a stuck volume.
   const file = path.join(dir, 'hb.json');
-  const tmp = path.join(dir, `.hb.json.${process.pid}.tmp`);
+  const tmp = atomicTempPath(file);
   expect(spawnSync('mkfifo', [tmp]).status).toBe(0);
   let failed = 0;
-  const w = new HeartbeatWriter(
-    file,
-    () => Date.now(),
-    Date.now(),
+  const w = new HeartbeatWriter({
+    path: file,
+    wall: () => Date.now(),
+    mono: () => performance.now(),
+    startedAt: performance.now(),
     body,
-    () => (failed += 1),
-  );
+    onFailure: () => (failed += 1),
+  });
   const t0 = performance.now();
   await w.stamp('collect');
   const took = performance.now() - t0;
@@ -94,7 +95,7 @@ it('a heartbeat write that hangs (stuck volume) holds the loop at most WRITE_DEA
   closeSync(fd);
 });
 
-it('the heartbeat schema takes the optional issue-11 fields, and a file without them still parses', () => {
+it('the heartbeat schema takes the optional creating, pacing, progress and completions fields, and a file without them still parses', () => {
   const base = {
     format: 1,
     instance_id: 'i',
@@ -130,14 +131,13 @@ it('start times are reported as wall time, stable from write to write, and keep 
   let mono = 1_000_000;
   let wallOffset = 0;
   const file = path.join(dir, 'hb.json');
-  const w = new HeartbeatWriter(
-    file,
-    () => mono + wallOffset,
-    mono,
+  const w = new HeartbeatWriter({
+    path: file,
+    wall: () => mono + wallOffset,
+    mono: () => mono,
+    startedAt: mono,
     body,
-    () => undefined,
-    () => mono,
-  );
+  });
   const read = async () => {
     const r = await readHeartbeat(file);
     if (!r.ok) throw new Error(r.detail);
@@ -167,18 +167,17 @@ it('reports a stored instant the same at every write while the two clocks drift 
   const createdAt = 4_000.6; // a monotonic instant the state holds
   const file = path.join(dir, 'hb.json');
   const seen: number[] = [];
-  const w = new HeartbeatWriter(
-    file,
-    () => wall,
-    mono,
-    (offset) => {
+  const w = new HeartbeatWriter({
+    path: file,
+    wall: () => wall,
+    mono: () => mono,
+    startedAt: mono,
+    body: (offset) => {
       const stamp = Math.floor(createdAt + offset);
       seen.push(stamp);
       return { ...body(), counters: { ...body().counters, last_session_created_ms: stamp } };
     },
-    undefined,
-    () => mono,
-  );
+  });
   for (let i = 0; i < 6; i++) {
     wall += 1000;
     mono += 1000 + (i % 2 === 0 ? 0.45 : -0.45);

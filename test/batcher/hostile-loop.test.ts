@@ -1,6 +1,6 @@
 /**
- * Issue 11, the loop side, against the in-process simulator's faults: refused creates (case 3), a hanging
- * completion PATCH (case 4) and slow creates (case 5). Each test also tries to break an invariant: no component in
+ * The loop against the in-process simulator's hostile faults: refused creates, a hanging completion PATCH and slow
+ * creates. Each test also tries to break an invariant: no component in
  * two active sessions, no component lost.
  */
 import { heartbeatBody } from '@cfs-batcher/batcher';
@@ -27,7 +27,7 @@ it.each([
   [500, 5],
   [404, 5],
 ])(
-  'case 3: POST /v3/sessions answering %i for minutes (%i components, batches of 5): cfs_refusing, an attempt every check interval, no flood, resumes',
+  'POST /v3/sessions answering %i for minutes (%i components, batches of 5): cfs_refusing, an attempt every check interval, no flood, resumes',
   async (status, n) => {
     h = await startHarness({
       seed: (sim) => {
@@ -66,7 +66,7 @@ it.each([
   },
 );
 
-it('case 4: hanging completion PATCHes: other batches still sent, the unwritten completion held and retried, never lost', async () => {
+it('hanging completion PATCHes: other batches still sent, the unwritten completion held and retried, never lost', async () => {
   h = await startHarness({
     seed: (sim) => {
       putConfig(sim, 'cfg');
@@ -115,7 +115,7 @@ it('case 4: hanging completion PATCHes: other batches still sent, the unwritten 
   expect(h.sim.history.overlappingSessions()).toEqual([]);
 });
 
-it('case 5: slow creates: the send phase yields after its time slice and goes on next cycle', async () => {
+it('slow creates: the send phase yields after its time slice and goes on next cycle', async () => {
   h = await startHarness({
     seed: (sim) => {
       putConfig(sim);

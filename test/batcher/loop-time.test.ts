@@ -1,5 +1,5 @@
 /**
- * Time and pacing in the loop: options freshness while sleeping (issue 11 case 8), the batcher_disable toggle,
+ * Time and pacing in the loop: options freshness while sleeping, the batcher_disable toggle,
  * monotonic timers under a wall-clock jump, the pending-sessions and creates-per-minute caps.
  */
 import { createBatcher, heartbeatBody, monotonicClock, isBackingOff, RECENT_SESSIONS_SIZE } from '@cfs-batcher/batcher';
@@ -25,7 +25,7 @@ const halted = (now: number) => ({
   startMs: now,
 });
 
-it('case 8: batcher_check_interval 100000 corrected to 10 takes effect within 10 s of (fake) time', async () => {
+it('batcher_check_interval 100000 corrected to 10 takes effect within 10 s of (fake) time', async () => {
   h = await startHarness({
     seed: (sim) => {
       putConfig(sim);

@@ -1,4 +1,4 @@
-/** rules/pacing.ts and creating.ts's attempt bookkeeping, as pure functions. */
+/** batcher/src/rules/pacing.ts and batcher/src/rules/creating.ts's attempt bookkeeping, as pure functions. */
 import { CfsError } from '@cfs-batcher/shared';
 import {
   createRoom,

@@ -1,6 +1,6 @@
 /**
  * The project's CFS contract document against the published CFS OpenAPI document, where that is at hand
- * (CFS_OPENAPI_SPEC, or shared/reference/cfs-openapi.yaml beside this repository): every path, parameter and schema
+ * (CFS_OPENAPI_SPEC, or ../shared/reference/cfs-openapi.yaml beside the clone, outside the repository): every path, parameter and schema
  * field declared here exists there with the same type, enum and limits. Elsewhere it is skipped and listed at the
  * end of the run; under CI it must run.
  */

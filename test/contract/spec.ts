@@ -13,8 +13,9 @@ import { CONTRACT_SPEC } from '@cfs-batcher/cfs-sim';
 export { CONTRACT_SPEC };
 
 /**
- * The published CFS OpenAPI document, optional: CFS_OPENAPI_SPEC, else shared/reference/cfs-openapi.yaml in the
- * folder that holds this repository (where the project's shared files sit beside its clone). Undefined when absent.
+ * The published CFS OpenAPI document, optional and never part of this repository: CFS_OPENAPI_SPEC, else
+ * ../shared/reference/cfs-openapi.yaml from the repository's root (where a checkout may keep shared files beside
+ * its clone). Undefined when absent.
  */
 export function publishedSpecPath(env: NodeJS.ProcessEnv = process.env): string | undefined {
   const repoRoot = path.resolve(__dirname, '..', '..');

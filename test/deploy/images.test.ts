@@ -121,6 +121,15 @@ function spawnEntrypoint(entrypoint: string[], env: NodeJS.ProcessEnv, logs: str
   return child;
 }
 
+function isJsonObject(line: string): boolean {
+  try {
+    const v = JSON.parse(line) as unknown;
+    return typeof v === 'object' && v !== null && !Array.isArray(v);
+  } catch {
+    return false;
+  }
+}
+
 async function stopChild(child: ChildProcess): Promise<number | null> {
   if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
@@ -241,7 +250,7 @@ describe('ENTRYPOINTs start', () => {
     expect(await stopChild(child)).toBe(0);
   });
 
-  it('the batcher writes a heartbeat against an in-process simulator and stops on SIGTERM', async () => {
+  it('the batcher writes a heartbeat against an in-process simulator, logs JSON lines only and stops on SIGTERM', async () => {
     sim = createSimulator({ scenario: path.join(ROOT, 'cfs-sim', 'scenarios', 'demo.json') });
     const { url } = await sim.listen(0, '127.0.0.1');
     const dir = mkdtempSync(path.join(os.tmpdir(), 'batcher-entry-'));
@@ -254,6 +263,10 @@ describe('ENTRYPOINTs start', () => {
       logs,
     );
     children.push(child);
+    const stdout: string[] = [];
+    const stderr: string[] = [];
+    child.stdout?.on('data', (d: Buffer) => stdout.push(d.toString()));
+    child.stderr?.on('data', (d: Buffer) => stderr.push(d.toString()));
     const hb = await waitFor(
       async () => {
         const r = await readHeartbeat(hbPath);
@@ -269,6 +282,15 @@ describe('ENTRYPOINTs start', () => {
     expect(hb.pid).toBe(child.pid);
     children.pop();
     expect(await stopChild(child)).toBe(0);
+    // A node or V8 flag the runtime dislikes says so on stderr in plain text (Node 20 with --lite-mode alone:
+    // "Warning: disabling flag --expose_wasm due to conflicting flags"): the container log would hold a line that
+    // is not JSON.
+    expect(stderr.join('')).toBe('');
+    const notJson = stdout
+      .join('')
+      .split('\n')
+      .filter((l) => l !== '' && !isJsonObject(l));
+    expect(notJson).toEqual([]);
   });
 });
 

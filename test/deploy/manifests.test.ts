@@ -321,7 +321,7 @@ describeWithTool(KUBECTL, 'probes and thresholds', () => {
     expect(live.failureThreshold).toBeGreaterThanOrEqual(3);
   });
 
-  it('a hung batcher is SIGKILLed within 30 s (issue 14): T + e + f*p + t + g <= 30 s', () => {
+  it('a hung batcher is SIGKILLed within 30 s: T + e + f*p + t + g <= 30 s', () => {
     const T = Number(envValue(sidecar, 'SIDECAR_FRESHNESS_SECONDS'));
     const e = Number(envValue(sidecar, 'SIDECAR_EVAL_INTERVAL_MS')) / 1000;
     const worst =

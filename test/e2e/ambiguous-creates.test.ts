@@ -1,5 +1,5 @@
 /**
- * Issue 11, the soak scaled down (the full one is `npm run bench -- --only soak`): 60 ambiguous creates over 600
+ * The ambiguous-create soak scaled down (the full one is `npm run bench -- --only soak`): 60 ambiguous creates over 600
  * components (lost answers after commit, 404s, 502s, odd 201 bodies, late commits 7 s after the client saw a reset,
  * late commits held in flight while the batcher is SIGKILLed and restarted 0.5 s later) plus spurious 404 lookups,
  * against a slow operator, with the sidecar judging. Real processes on 127.0.0.1; the simulator's history decides.

@@ -1,5 +1,5 @@
 /**
- * Case 3: the batcher dies (SIGKILL, uncaught exception, unhandled rejection, out of memory) while sessions are in
+ * The batcher dies (SIGKILL, uncaught exception, unhandled rejection, out of memory) while sessions are in
  * flight. It must be restarted, rebuild its state from the in-flight sessions ("Found n incomplete"), and no
  * component may end up in two active sessions.
  */
@@ -11,7 +11,7 @@ const BATCH = 3;
 
 type Crash = 'SIGKILL' | 'throw' | 'reject' | 'oom';
 
-describe('e2e case 3: batcher crash with sessions in flight', () => {
+describe('batcher crash with sessions in flight', () => {
   let pod: Pod | undefined;
   closePodsAfter('each');
 

@@ -5,7 +5,13 @@
 import fc from 'fast-check';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { HEARTBEAT_MAX_BYTES, PHASES, parseHeartbeat, readHeartbeat, type Heartbeat } from '@cfs-batcher/shared';
+import {
+  HEARTBEAT_MAX_BYTES,
+  HEARTBEAT_PHASES,
+  parseHeartbeat,
+  readHeartbeat,
+  type Heartbeat,
+} from '@cfs-batcher/shared';
 import { makeTempDir } from '../helpers/tmp';
 
 const ms = fc.integer({ min: 0, max: 4_102_444_800_000 });
@@ -19,7 +25,7 @@ export const heartbeatArb: fc.Arbitrary<Heartbeat> = fc.record({
   written_at_ms: ms,
   sequence: nat,
   cycle: nat,
-  phase: fc.constantFrom(...PHASES),
+  phase: fc.constantFrom(...HEARTBEAT_PHASES),
   phase_started_at_ms: ms,
   phase_is_wait: fc.boolean(),
   last_cycle: fc.option(

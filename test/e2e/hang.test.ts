@@ -1,5 +1,5 @@
 /**
- * Case 2: a hung batcher (SIGSTOP), a blocked event loop, and a CFS socket that never answers. Liveness must fail
+ * A hung batcher (SIGSTOP), a blocked event loop, and a CFS socket that never answers. Liveness must fail
  * and the kubelet model must restart the batcher within the bound of the formula, with the manifest's probes:
  *   in any phase: T + e + f*p + t + g, T = SIDECAR_FRESHNESS_SECONDS (the batcher beats every second)
  *   inside a phase (a call that never returns): phase budget + f*p + t + g
@@ -63,7 +63,7 @@ async function expectRestarted(
   report(`${label}: new instance completed a cycle ${((Date.now() - t0) / 1000).toFixed(1)} s after the fault`);
 }
 
-describe('e2e case 2: hung batcher', () => {
+describe('hung batcher', () => {
   let pod: Pod | undefined;
   closePodsAfter('each');
 

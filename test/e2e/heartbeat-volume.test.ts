@@ -1,5 +1,5 @@
 /**
- * Case 5: the heartbeat volume misbehaves. A file deleted, truncated, filled with garbage or oversized for less
+ * The heartbeat volume misbehaves. A file deleted, truncated, filled with garbage or oversized for less
  * than the freshness limit must not restart a healthy batcher (it rewrites the file; the sidecar says what it
  * saw). A volume the batcher cannot write (not writable, disk full) must give a clear log line in the batcher and
  * the verdict heartbeat_stale, which restarts it: a batcher that cannot prove it is alive is not trusted.
@@ -29,7 +29,7 @@ async function holdContent(file: string, content: Buffer | null, ms: number): Pr
   }
 }
 
-describe('e2e case 5: heartbeat volume faults', () => {
+describe('heartbeat volume faults', () => {
   let pod: Pod;
   beforeAll(async () => {
     pod = new Pod({ name: 'hbvol', scenario: smallScenario(6, { batchSize: BATCH }) });

@@ -1,5 +1,5 @@
 /**
- * Case 4: CFS outages -- connection refused, 5xx, 30 s latency -- back to back (about a minute in all at the
+ * CFS outages -- connection refused, 5xx, 30 s latency -- back to back (about a minute in all at the
  * suite's scale). The batcher must not be restarted (a restart cannot fix CFS) and must create sessions again soon
  * after CFS recovers: new work that arrived during the outage is sent once the batcher's current wait ends.
  */
@@ -32,7 +32,7 @@ function accepts(url: string): Promise<boolean> {
   });
 }
 
-describe('e2e case 4: CFS outage', () => {
+describe('CFS outage', () => {
   let pod: Pod | undefined;
   closePodsAfter('all');
 

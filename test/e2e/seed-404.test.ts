@@ -1,5 +1,5 @@
 /**
- * Case 1, the seed of the original incident: GET /v3/sessions answers 404 (with and without a body) for the first
+ * The seed of the original incident: GET /v3/sessions answers 404 (with and without a body) for the first
  * calls after start, then alternating with good answers. The batcher must neither die silently nor flood CFS, must
  * not be restarted (CFS trouble is a dependency wait), and must configure every pending component once CFS answers.
  */
@@ -9,7 +9,7 @@ import { report, waitFor } from '../helpers/wait';
 const N = 12;
 const BATCH = 5;
 
-describe('e2e case 1: GET /v3/sessions answers 404 at start-up', () => {
+describe('GET /v3/sessions answers 404 at start-up', () => {
   let pod: Pod | undefined;
   closePodsAfter('each');
 

@@ -1,5 +1,5 @@
 /**
- * Case 6: the sidecar crashes and is restarted by its own liveness/exit handling. The batcher must not be
+ * The sidecar crashes and is restarted by its own liveness/exit handling. The batcher must not be
  * restarted because of it: while the sidecar is gone its probes fail to connect, and the sidecar that comes back
  * judges the running batcher live at once (it never answers 503 for a healthy batcher that it has not seen start).
  *
@@ -21,7 +21,7 @@ const PROBES: ContainerProbes = {
   liveness: { ...FAST_BATCHER_PROBES.liveness!, periodSeconds: 1, failureThreshold: 600 },
 };
 
-describe('e2e case 6: sidecar crash and restart', () => {
+describe('sidecar crash and restart', () => {
   let pod: Pod | undefined;
   closePodsAfter('all');
 

@@ -1,5 +1,5 @@
 /**
- * Case 7: a batcher that loops (fresh heartbeats every cycle) but never sends a session -- a simulated internal
+ * A batcher that loops (fresh heartbeats every cycle) but never sends a session -- a simulated internal
  * fault -- must fail liveness on the progress rule within the deadline. The same stall while the batcher is in its
  * 20-failures backoff, or while batcher_disable is set, is legitimate and must not.
  */
@@ -17,7 +17,7 @@ const SLACK = 10;
 /** Long enough past the deadline that a wrong no_progress verdict would have restarted the batcher. */
 const QUIET_MS = (DEADLINE + L.failureThreshold * L.periodSeconds + 3) * 1000;
 
-describe('e2e case 7: stalled progress', () => {
+describe('stalled progress', () => {
   let pod: Pod | undefined;
   closePodsAfter('each');
 

@@ -4,7 +4,7 @@ import type { ContainerProbes, ProbeSpec } from '../../scripts/src/prober';
 import { REPO_ROOT } from '../../scripts/src/proc';
 
 /**
- * The manifest's own probe settings (issue 14: the suite runs the shipped values, not scaled ones), read from the
+ * The manifest's own probe settings (the suite runs the shipped values, not scaled ones), read from the
  * rendered manifest as the local pod does. Only the pod's drain grace is shortened, to keep teardown quick.
  * (The FAST_ names stay for the files that import them.)
  */

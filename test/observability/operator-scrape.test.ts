@@ -40,7 +40,7 @@ describeWithTool(KUBECTL, 'operator relabel order', () => {
     ]);
   });
 
-  test('without relabelings both endpoints would share the operator default (the false page of issue #13)', () => {
+  test('without relabelings both endpoints would share the operator default (the alerts select the jobs cfs-batcher and cfs-batcher-health)', () => {
     const bare = structuredClone(shipped);
     for (const ep of bare.spec.podMetricsEndpoints) delete ep.relabelings;
     expect(bare.spec.podMetricsEndpoints.map((_, i) => finalJob(bare, i))).toEqual([

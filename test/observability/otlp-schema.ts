@@ -1,7 +1,7 @@
 /**
  * OTLP/HTTP bodies checked against the official OTLP protobuf schema: the protobufjs module generated from
- * opentelemetry-proto that @opentelemetry/otlp-transformer 0.216 ships (the last release that does;
- * build/src/generated/root.js).
+ * opentelemetry-proto that @opentelemetry/otlp-transformer 0.216 ships (the last release that does,
+ * installed under the alias otlp-protos: OTLP_PROTOS_MODULE below).
  * - protobuf (`http/protobuf`, the SDK's default): decoded with the schema and verified, and encoding the decoded
  *   message again must give back the bytes sent (a field the schema does not know, or of the wrong wire type, would
  *   not survive);

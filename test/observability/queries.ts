@@ -43,7 +43,7 @@ export function selectorsIn(expr: string, o: { dropLabels?: string[] } = {}): st
   return [...out];
 }
 
-/** Labelled counters that must be exported at 0 for their known label values (docs/CONTRACTS.md; program change, issue #13). */
+/** Labelled counters that must be exported at 0 for their known label values (docs/CONTRACTS.md). */
 export const INITIALISED_LABELS: Record<string, [string, string[]]> = {
   cfs_batcher_sessions_completed_total: ['result', ['succeeded', 'failed', 'deleted', 'pending_timeout']],
   cfs_batcher_session_create_failures_total: [

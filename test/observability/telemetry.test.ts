@@ -11,7 +11,7 @@ import {
   type SpanExporter,
 } from '@opentelemetry/sdk-trace-base';
 import {
-  ATTR,
+  ERROR_ATTR,
   addLogSink,
   errorAttributes,
   getLogger,
@@ -24,7 +24,7 @@ import {
   withSpan,
   type Telemetry,
 } from '@cfs-batcher/shared';
-import { SPAN, sessionSpanAttributes } from '@cfs-batcher/batcher';
+import { ATTR, SPAN, sessionSpanAttributes } from '@cfs-batcher/batcher';
 import { baseResourceAttributes, boundedShutdown, startTelemetry } from '@cfs-batcher/shared/tracing';
 import { waitFor } from '../helpers/wait';
 
@@ -107,14 +107,14 @@ describe('pure helpers', () => {
       route: '/v3/sessions/{session_name}',
     });
     expect(errorAttributes(err)).toEqual({
-      [ATTR.cfsErrorKind]: 'http',
-      [ATTR.httpStatus]: 404,
-      [ATTR.httpMethod]: 'GET',
-      [ATTR.urlFull]: 'http://cfs/v3/sessions/batcher-1',
-      [ATTR.cfsRoute]: '/v3/sessions/{session_name}',
-      [ATTR.errorType]: '404',
+      [ERROR_ATTR.cfsErrorKind]: 'http',
+      [ERROR_ATTR.httpStatus]: 404,
+      [ERROR_ATTR.httpMethod]: 'GET',
+      [ERROR_ATTR.urlFull]: 'http://cfs/v3/sessions/batcher-1',
+      [ERROR_ATTR.cfsRoute]: '/v3/sessions/{session_name}',
+      [ERROR_ATTR.errorType]: '404',
     });
-    expect(errorAttributes(new TypeError('x'))).toEqual({ [ATTR.errorType]: 'TypeError' });
+    expect(errorAttributes(new TypeError('x'))).toEqual({ [ERROR_ATTR.errorType]: 'TypeError' });
     expect(errorAttributes('boom')).toEqual({});
   });
 
@@ -205,8 +205,8 @@ describe('spans through startTelemetry', () => {
     const check = exporter.getFinishedSpans().find((s) => s.name === SPAN.checkSessions)!;
     expect(check.status.code).toBe(SpanStatusCode.ERROR);
     expect(check.status.message).toBe('Session batcher-x no longer exists');
-    expect(check.attributes[ATTR.urlFull]).toBe('http://127.0.0.1:1/v3/sessions/batcher-x');
-    expect(check.attributes[ATTR.httpStatus]).toBe(404);
+    expect(check.attributes[ERROR_ATTR.urlFull]).toBe('http://127.0.0.1:1/v3/sessions/batcher-x');
+    expect(check.attributes[ERROR_ATTR.httpStatus]).toBe(404);
     expect(check.events.map((e) => e.name)).toContain('exception');
     const cycle = exporter.getFinishedSpans().find((s) => s.name === SPAN.cycle)!;
     expect(cycle.status.code).toBe(SpanStatusCode.ERROR);

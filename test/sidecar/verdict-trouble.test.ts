@@ -1,7 +1,7 @@
 /**
- * Tries to break the verdict with CFS's trouble (issue 11) and wall-clock jumps: none of them may fail liveness,
- * while a loop that stops trying, or stops altogether, still must. The batcher beats every second, as the r2
- * contract requires; the r2 fields (creating, progress) ride on the heartbeat as extra properties.
+ * Tries to break the verdict with CFS's trouble (refused, slow or unanswered calls) and wall-clock jumps: none of
+ * them may fail liveness, while a loop that stops trying, or stops altogether, still must. The batcher beats every
+ * second, as its heartbeat contract requires; the optional fields (creating, progress) ride on the heartbeat.
  */
 import type { Heartbeat } from '@cfs-batcher/shared';
 import { T0, Timeline, heartbeat, ok } from './helpers';
@@ -14,14 +14,14 @@ type Creating = {
   cfs_trouble_since_ms: number | null;
 };
 
-/** A heartbeat with the r2 fields (not in the shared type until the schema carries them). */
-function withR2(
+/** A heartbeat with the optional fields the batcher adds (creating, progress), set only when given. */
+function withExt(
   base: Partial<Heartbeat>,
-  r2: { creating?: Creating; lastAnswerMs?: number | null },
+  ext: { creating?: Creating; lastAnswerMs?: number | null },
 ): Partial<Heartbeat> {
   const extra: Record<string, unknown> = {};
-  if (r2.creating) extra.creating = r2.creating;
-  if (r2.lastAnswerMs !== undefined) extra.progress = { last_cfs_answer_ms: r2.lastAnswerMs };
+  if (ext.creating) extra.creating = ext.creating;
+  if (ext.lastAnswerMs !== undefined) extra.progress = { last_cfs_answer_ms: ext.lastAnswerMs };
   return { ...base, ...extra };
 }
 
@@ -69,7 +69,7 @@ function run(script: Script): { tl: Timeline; failures: { s: number; reason: str
         cfs: { last_success_ms: T0, last_error: lastError },
       };
       last = heartbeat(
-        withR2(base, { ...(creating ? { creating } : {}), ...(lastAnswerMs !== undefined ? { lastAnswerMs } : {}) }),
+        withExt(base, { ...(creating ? { creating } : {}), ...(lastAnswerMs !== undefined ? { lastAnswerMs } : {}) }),
       );
     }
     const v = last ? tl.read(ok(last)) : null;
@@ -194,7 +194,7 @@ describe('a loop that stops still fails', () => {
       tl.advance(1000);
       expect(
         tl.write(
-          withR2(
+          withExt(
             { sequence: seq++, phase, phase_is_wait: wait, phase_started_at_ms: T0 },
             { creating: creating(s, tl.now.wallMs), lastAnswerMs: tl.now.wallMs },
           ),

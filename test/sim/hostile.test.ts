@@ -1,4 +1,4 @@
-/** The hostile CFS faults of issue 11: lying lookups, lost answers after commit, odd 201 bodies, missing options. */
+/** The hostile CFS faults: lying lookups, lost answers after commit, odd 201 bodies, missing options. */
 import request from 'supertest';
 import type { Simulator } from '@cfs-batcher/cfs-sim';
 import { addComponent, makeSim } from './helpers';

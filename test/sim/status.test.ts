@@ -24,7 +24,7 @@ function comp(extra: Partial<Component>): Component {
   return { id: 'x1', desired_config: 'cfg', error_count: 0, enabled: true, state: [], ...extra };
 }
 
-describe('computeStatus (notes 1.7)', () => {
+describe('computeStatus, as the real server computes configuration_status', () => {
   const cases: Array<[string, Component, Configuration | undefined, Record<string, unknown>, string, string[]]> = [
     ['no desired_config key: legacy record', { id: 'x1', state: [] }, config, {}, 'config_deprecated', []],
     ['missing configuration, empty state', comp({ desired_config: 'nope' }), undefined, {}, 'unconfigured', []],

@@ -1,5 +1,5 @@
 /**
- * Transport modes (issue 15) and the control port. 'python' = Nagle on and headers written before the body, so a
+ * Transport modes and the control port. 'python' = Nagle on and headers written before the body, so a
  * keep-alive client receives the header block alone (then waits for its delayed ACK); 'nodelay' = one write.
  * No timing is asserted: the latency figures are measured by cfs-sim/src/transport-bench.ts (README).
  */

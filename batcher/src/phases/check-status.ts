@@ -6,7 +6,8 @@
  * and never re-batched before their completion is written).
  */
 import { Turns, isCfsError, type CfsSession } from '@cfs-batcher/shared';
-import type { CfsApi, PhaseContext } from '../context';
+import type { CfsApi } from '../cfs-port';
+import type { PhaseContext } from '../context';
 import type { PendingCompletion } from '../state';
 import { logBatch, logSessions } from '../log';
 import type { CompletionResult } from '../metrics';
@@ -26,79 +27,94 @@ const COMPLETE_LIST_MARGIN_MIN = 15;
  * which (404 = deleted). That GET is also the guard against a list that does not show a session yet: nothing is
  * released on absence alone.
  */
+/** One run of the phase: what every step needs (the phase's CFS port and clock, the PATCH deadline, results). */
+interface CheckRun {
+  readonly ctx: PhaseContext;
+  /** No completion PATCH starts after it. */
+  readonly deadline: number;
+  /** Success of each session that finished this cycle, for the backoff. */
+  readonly results: boolean[];
+  readonly signal?: AbortSignal;
+}
+
+/** What the session lists showed: sessions by name, and names whose record could not be read. */
+interface Listed {
+  readonly sessions: ReadonlyMap<string, CfsSession>;
+  readonly unreadable: ReadonlySet<string>;
+}
+
 export async function checkStatus(ctx: PhaseContext, signal?: AbortSignal): Promise<void> {
   logBatch.debug('Checking batch session status');
-  const deadline = ctx.clock.now() + ctx.tuning.patchBudgetMs;
-  const results: boolean[] = [];
+  const run: CheckRun = { ctx, deadline: ctx.clock.now() + ctx.tuning.patchBudgetMs, results: [], signal };
   try {
-    await retryCompletions(ctx, deadline, signal);
-    await followAll(ctx, deadline, results, signal);
+    await retryCompletions(ctx, run.deadline, signal);
+    await followAll(run);
   } finally {
     // Completions already seen count toward backoff even if a later step failed the cycle.
-    recordResults(ctx, results);
+    recordResults(ctx, run.results);
   }
 }
 
-async function followAll(ctx: PhaseContext, deadline: number, results: boolean[], signal?: AbortSignal): Promise<void> {
+async function followAll(run: CheckRun): Promise<void> {
+  const { ctx, signal } = run;
   const { completions } = ctx.state;
   const active = ctx.state.book.all().filter((b) => batchState(b) === 'active' && !completions.has(b.id));
   if (active.length === 0) {
     ctx.state.pacing.pendingSessions = 0;
     return;
   }
-  const listed = new Map<string, CfsSession>();
+  const sessions = new Map<string, CfsSession>();
   const unreadable = new Set<string>();
   const list = async (filter: Parameters<CfsApi['listSessions']>[0]): Promise<void> => {
     for await (const page of ctx.client.listSessions(filter, { signal })) {
-      for (const s of page.sessions) listed.set(s.name, s);
+      for (const s of page.sessions) sessions.set(s.name, s);
       for (const r of page.invalid) if (r.id) unreadable.add(r.id);
       reportInvalid(ctx, logSessions, 'session', page.invalid);
     }
   };
   await list({ name_contains: SESSION_PREFIX, status: 'pending' });
   // What the operator has not started yet (pacing, rules/pacing.ts): every batcher session, ours or a predecessor's.
-  ctx.state.pacing.pendingSessions = listed.size;
+  ctx.state.pacing.pendingSessions = sessions.size;
   await list({ name_contains: SESSION_PREFIX, status: 'running' });
-  const unseen = active.filter((b) => !listed.has(b.sessionName!) && !unreadable.has(b.sessionName!));
+  const unseen = active.filter((b) => !sessions.has(b.sessionName!) && !unreadable.has(b.sessionName!));
   if (unseen.length > 0) {
     const now = ctx.clock.now();
     const oldest = Math.min(...unseen.map((b) => b.sessionStart ?? now));
     const minutes = Math.ceil(Math.max(0, now - oldest) / 60_000) + COMPLETE_LIST_MARGIN_MIN;
     await list({ name_contains: SESSION_PREFIX, status: 'complete', max_age: `${minutes}m` });
   }
-  await followSessions(ctx, active, listed, unreadable, results, deadline, signal);
+  await followSessions(run, active, { sessions, unreadable });
 }
 
-async function followSessions(
-  ctx: PhaseContext,
-  active: Batch[],
-  listed: ReadonlyMap<string, CfsSession>,
-  unreadable: ReadonlySet<string>,
-  results: boolean[],
-  deadline: number,
-  signal?: AbortSignal,
-): Promise<void> {
+/** A session that ended this cycle: counted once, whether its batch is released now or after its PATCHes. */
+function countFinished(run: CheckRun, success: boolean, result: CompletionResult): void {
+  run.results.push(success);
+  run.ctx.state.cycleCompleted += 1;
+  run.ctx.metrics.sessionsCompleted.inc({ result });
+}
+
+async function followSessions(run: CheckRun, active: readonly Batch[], listed: Listed): Promise<void> {
+  const { ctx, signal } = run;
+  const { book } = ctx.state;
   const finished: { b: Batch; outcome: 'complete' | 'failed' }[] = [];
-  const finish = (b: Batch, success: boolean, result: CompletionResult): void => {
-    ctx.state.book.release(b);
-    results.push(success);
-    ctx.state.cycleCompleted += 1;
-    ctx.metrics.sessionsCompleted.inc({ result });
+  const gone = (b: Batch, result: CompletionResult): void => {
+    book.release(b);
+    countFinished(run, false, result);
   };
   // Thousands of sessions at 100k pending: /explain and /metrics are answered between slices of them.
   const turns = new Turns(ctx.tuning.turnSliceMs);
   for (const b of active) {
     if (turns.due()) await turns.take();
     const name = b.sessionName!;
-    if (unreadable.has(name)) continue; // unreadable record: status unknown, look again next cycle
-    let session = listed.get(name);
+    if (listed.unreadable.has(name)) continue; // unreadable record: status unknown, look again next cycle
+    let session = listed.sessions.get(name);
     if (!session) {
       try {
         session = await ctx.client.getSession(name, { signal });
       } catch (err) {
         if (isCfsError(err) && err.isNotFound) {
           logBatch.info(`Session ${name} no longer exists`);
-          finish(b, false, 'deleted');
+          gone(b, 'deleted');
           continue;
         }
         if (
@@ -112,8 +128,7 @@ async function followSessions(
       }
     }
     const st = session.status?.session;
-    b.sessionStatus = st?.status ?? null;
-    b.sessionStatusAt = ctx.clock.now();
+    book.noteStatus(b, st?.status ?? null, ctx.clock.now());
     logSessions.debug(`Session status for ${name} is status:${st?.status ?? ''} completed:${st?.succeeded ?? ''}`);
     const outcome = sessionOutcome(session);
     if (outcome === 'complete' || outcome === 'failed') {
@@ -128,7 +143,7 @@ async function followSessions(
       } catch (err) {
         if (!(isCfsError(err) && err.isNotFound)) throw err;
       }
-      finish(b, false, 'pending_timeout');
+      gone(b, 'pending_timeout');
     }
   }
   if (finished.length === 0) return;
@@ -144,14 +159,12 @@ async function followSessions(
   for (const f of finished) {
     const success = f.outcome === 'complete';
     const result = success ? 'succeeded' : 'failed';
-    results.push(success);
-    ctx.state.cycleCompleted += 1;
-    ctx.metrics.sessionsCompleted.inc({ result });
+    countFinished(run, success, result);
     const c: PendingCompletion = { batch: f.b, success, result, patches: completionPatches(f.b, f.outcome, current) };
     ctx.state.completions.set(f.b.id, c);
     pending.push(c);
   }
-  await writeCompletions(ctx, pending, deadline, signal);
+  await writeCompletions(ctx, pending, run.deadline, signal);
 }
 
 function recordResults(ctx: PhaseContext, results: readonly boolean[]): void {

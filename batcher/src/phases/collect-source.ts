@@ -3,7 +3,7 @@
  *
  * A component already busy in a session needs nothing but its id (the book answers `busy`; the original skipped it
  * too, `if c in manager.components: continue`), and one already queued needs nothing but proof that it is still
- * pending: send reads the members of a batch again by id right before POSTing it (send-refresh.ts) whenever its
+ * pending: send reads the members of a batch again by id right before POSTing it (send/refresh.ts) whenever its
  * records are older than the cycle's collect. At steady state that is almost every pending component, and a full
  * record (config and state details) is ~600 bytes of JSON to download, decode, parse and check. So:
  * - full listing: enabled pending components with config and state details, as the original reads every loop;
@@ -35,7 +35,7 @@ export const LEAN_MAX_NOT_BUSY_SHARE = 0.25;
  * to build and send than a full page, and a third of the requests (each one a scan of every component key in CFS).
  */
 export const LEAN_PAGE_FACTOR = 3;
-/** CFS's `default_page_size` default (notes 1.3), what a list without `limit` gets. */
+/** CFS's `default_page_size` default: the page size the server uses for a list without `limit`. */
 const SERVER_DEFAULT_PAGE_SIZE = 1000;
 
 /** Enabled pending components with config and state details (also send's read of queued members by id). */
@@ -46,12 +46,6 @@ export const FULL_LISTING: Readonly<ComponentFilter> = Object.freeze({
   state_details: true,
 });
 const LEAN: ComponentFilter = { enabled: true, status: 'pending', config_details: false, state_details: false };
-
-/**
- * Batchers whose CFS answered the lean listing with an error the full one did not give (the real server deletes
- * `state` from each record when state_details=false, notes 1.4: a record stored without it would fail the list).
- */
-const leanRefused = new WeakSet<object>();
 
 /** An answer refusing the request (not a timeout or an unreachable CFS: the full listing would not fare better). */
 function refusedByServer(err: unknown): boolean {
@@ -134,7 +128,7 @@ export async function* pendingRecords(
   const full = async function* (): AsyncGenerator<ComponentPage> {
     for await (const page of ctx.client.listComponents(FULL_LISTING, o)) yield await needed(page, false);
   };
-  if (leanRefused.has(state) || !useLeanListing(state.pendingSeen, knownCount(state.book))) {
+  if (state.leanListingRefused || !useLeanListing(state.pendingSeen, knownCount(state.book))) {
     yield* full();
     return;
   }
@@ -150,7 +144,7 @@ export async function* pendingRecords(
     if (!refusedByServer(err)) throw err;
     // The full listing the original uses decides: if it works, this server cannot list without details.
     yield* full();
-    leanRefused.add(state);
+    state.leanListingRefused = true;
     logComponents.warn(
       `Listing components without details failed (${(err as Error).message}); reading full records from now on`,
     );

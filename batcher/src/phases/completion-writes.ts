@@ -4,7 +4,8 @@
  * and what failed with CFS trouble (or had no time) stays queued, its batch held, for the next cycle.
  */
 import { isCfsError } from '@cfs-batcher/shared';
-import type { CfsApi, PhaseContext } from '../context';
+import type { CfsApi } from '../cfs-port';
+import type { PhaseContext } from '../context';
 import { logBatch, logCfsError, logComponents } from '../log';
 import type { Batch } from '../rules/batch';
 import type { BatchComponent } from '../rules/component';

@@ -6,7 +6,7 @@ import { errorMessage, getLogLevel, isCfsError, setLogLevel, type CfsLogLevel } 
 import type { PhaseContext } from '../context';
 import { logCfsError, logMain, logOptions } from '../log';
 import { planOptions } from '../rules/options';
-import { gaugeValues, setGauges } from '../state';
+import { gaugeValues, setGauges } from '../state-view';
 
 export async function refreshOptions(ctx: PhaseContext, signal?: AbortSignal): Promise<void> {
   const { state } = ctx;

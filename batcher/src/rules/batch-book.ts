@@ -1,62 +1,20 @@
 /**
- * The batch state machine and the busy-component registry (no I/O). Every change of a batch's state goes through
- * here: filed (queued), create refused or unknown (retry delay, uncertain under its name), session adopted (active,
- * with the session's actual members), restored from a previous instance's create intents, session ended or name
- * retired (released).
- *
- * A component belongs to at most one batch at a time, whether that batch is still queued, has a session in CFS, was
- * rebuilt at start-up, or has a session create whose outcome is unknown. That single `owner` map is what keeps a
- * component out of two active sessions (the original forgot rebuilt members).
+ * The batch state machine (no I/O). Every change of a batch goes through here (the `Batch` others see is read-only):
+ * filed (queued), planned under a name, create refused or unknown (retry delay, uncertain under its name, known to
+ * exist), session adopted (active, with the session's actual members), its status seen, restored from a previous
+ * instance's create intents, session ended or name retired (released). Where batches live and who holds which
+ * component is the registry under it (batch-registry.ts).
  */
 import type { BatchComponent } from './component';
 import { DEFAULT_TUNING } from '../config';
-import { batchState, retryDelayMs, type Batch, type BatchState, type RetryPolicy } from './batch';
+import { batchState, retryDelayMs, type Batch, type RetryPolicy } from './batch';
+import { BatchRegistry } from './batch-registry';
 
 export type AddOutcome = 'added' | 'refreshed' | 'moved' | 'busy';
 
-export type BookTally = Record<BatchState, number> & { earliestAttemptAt: number };
-
-export class BatchBook {
-  private readonly batches = new Map<number, Batch>();
-  /** Queued batches by key, in creation order (only these accept members). */
-  private readonly queuedByKey = new Map<string, Batch[]>();
-  private readonly owner = new Map<string, Batch>();
-  private nextId = 1;
-
-  constructor(private readonly retry: RetryPolicy = DEFAULT_TUNING) {}
-
-  all(): Batch[] {
-    return [...this.batches.values()];
-  }
-
-  get size(): number {
-    return this.batches.size;
-  }
-
-  /** Is the batch still in the book (a queued batch whose last member left is released)? */
-  has(b: Batch): boolean {
-    return this.batches.get(b.id) === b;
-  }
-
-  ownerOf(id: string): Batch | undefined {
-    return this.owner.get(id);
-  }
-
-  count(state: BatchState): number {
-    let n = 0;
-    for (const b of this.batches.values()) if (batchState(b) === state) n++;
-    return n;
-  }
-
-  /** The batches by state and the earliest retry of one without a session, in one pass (read at every heartbeat). */
-  tally(): BookTally {
-    const t: BookTally = { queued: 0, uncertain: 0, active: 0, earliestAttemptAt: Number.POSITIVE_INFINITY };
-    for (const b of this.batches.values()) {
-      const state = batchState(b);
-      t[state] += 1;
-      if (state !== 'active' && b.nextAttemptAt < t.earliestAttemptAt) t.earliestAttemptAt = b.nextAttemptAt;
-    }
-    return t;
+export class BatchBook extends BatchRegistry {
+  constructor(private readonly retry: RetryPolicy = DEFAULT_TUNING) {
+    super();
   }
 
   /**
@@ -96,17 +54,13 @@ export class BatchBook {
     return released;
   }
 
-  /** The queued batches now (a copy: pruning may release some of them). */
-  queuedBatches(): Batch[] {
-    return [...this.queuedByKey.values()].flat();
-  }
-
   /**
    * prune() for one batch, adding the ids released to `released`: a caller walking every queued batch can give the
    * event loop a turn between two of them, the book whole at each.
    */
-  pruneBatch(b: Batch, seen: ReadonlySet<string>, released: string[]): void {
-    if (!this.has(b) || batchState(b) !== 'queued') return;
+  pruneBatch(batch: Batch, seen: ReadonlySet<string>, released: string[]): void {
+    if (!this.has(batch) || batchState(batch) !== 'queued') return;
+    const b = this.edit(batch);
     for (const id of [...b.members.keys()]) {
       if (!seen.has(id)) {
         this.removeMember(b, id);
@@ -128,7 +82,7 @@ export class BatchBook {
     sessionName: string,
     configName: string,
     configLimit: string,
-    members: Map<string, BatchComponent | null>,
+    members: ReadonlyMap<string, BatchComponent | null>,
     now: number,
   ): { batch: Batch; alreadyBusy: string[] } {
     const first = [...members.values()].find((m) => m !== null);
@@ -154,11 +108,34 @@ export class BatchBook {
    * A POST under `name` whose outcome is unknown: the batch keeps the name and every member busy until `horizonAt`
    * at least (each new attempt under the name moves it on).
    */
-  markUncertain(b: Batch, name: string, horizonAt: number, exists = false): void {
+  markUncertain(batch: Batch, name: string, horizonAt: number, exists = false): void {
+    const b = this.edit(batch);
     this.unqueue(b);
     b.uncertainName = name;
     b.horizonAt = Math.max(b.horizonAt, horizonAt);
     b.knownToExist ||= exists;
+  }
+
+  /** Uncertain, and CFS says the name exists (409, or a record it cannot read): adopted once its document is read. */
+  noteExists(b: Batch): void {
+    this.edit(b).knownToExist = true;
+  }
+
+  /** The name the batch is (to be) created under: kept from attempt to attempt, so an unchanged plan is not rewritten. */
+  plan(batch: Batch, newName: () => string, now: number): string {
+    const b = this.edit(batch);
+    if (b.plannedName === null) {
+      b.plannedName = newName();
+      b.plannedAt = now;
+    }
+    return b.plannedName;
+  }
+
+  /** The session's status as check_status last read it (null: it has none yet). */
+  noteStatus(b: Batch, status: string | null, now: number): void {
+    const e = this.edit(b);
+    e.sessionStatus = status;
+    e.sessionStatusAt = now;
   }
 
   /**
@@ -173,10 +150,11 @@ export class BatchBook {
     ids: readonly string[],
     horizonAt: number,
     now: number,
+    exists = false,
   ): Batch {
     const b = this.newBatch(key, configName, configLimit, now, true);
     b.plannedAt = now;
-    this.markUncertain(b, name, horizonAt);
+    this.markUncertain(b, name, horizonAt, exists);
     for (const id of ids) {
       b.members.set(id, null);
       if (!this.owner.has(id)) this.owner.set(id, b);
@@ -190,12 +168,13 @@ export class BatchBook {
    * replaces held snapshots with fresher ones where given.
    */
   adopt(
-    b: Batch,
+    batch: Batch,
     name: string,
     now: number,
     actual?: readonly string[],
     snapshots?: ReadonlyMap<string, BatchComponent>,
   ): void {
+    const b = this.edit(batch);
     if (actual) {
       const keep = new Set(actual);
       for (const id of [...b.members.keys()]) if (!keep.has(id)) this.dropMember(b, id);
@@ -205,104 +184,22 @@ export class BatchBook {
   }
 
   /** A create failed (or its lookup did): no attempt before the retry delay, which doubles up to its cap. */
-  retryLater(b: Batch, now: number): void {
+  retryLater(batch: Batch, now: number): void {
+    const b = this.edit(batch);
     b.createFailures += 1;
     b.nextAttemptAt = now + retryDelayMs(b.createFailures, this.retry);
   }
 
   /** The batch's session now exists in CFS (created, or found after an uncertain create). */
-  markActive(b: Batch, name: string, now: number): void {
+  markActive(batch: Batch, name: string, now: number): void {
+    const b = this.edit(batch);
     this.unqueue(b);
+    b.refreshed.clear();
     b.uncertainName = null;
     b.knownToExist = false;
-    b.refreshed.clear();
     b.sessionName = name;
     b.sessionStart = now;
     b.createFailures = 0;
     b.nextAttemptAt = 0;
-  }
-
-  /** Drops a batch and frees its members (a member also held by another batch passes to it). */
-  release(b: Batch): void {
-    if (!this.batches.delete(b.id)) return;
-    this.unqueue(b);
-    for (const id of b.members.keys()) this.passOwner(b, id);
-  }
-
-  /** Cheap consistency check; a non-null answer names a bug (the process should restart rather than schedule wrongly). */
-  inconsistency(): string | null {
-    for (const b of this.batches.values()) {
-      const problem = this.inconsistencyOf(b);
-      if (problem !== null) return problem;
-    }
-    return null;
-  }
-
-  /** inconsistency() for one batch (a caller walking all() can give the event loop a turn between two). */
-  inconsistencyOf(b: Batch): string | null {
-    if (batchState(b) !== 'queued') return null;
-    if (b.members.size === 0) return `empty queued batch ${b.id}`;
-    for (const id of b.members.keys()) {
-      if (this.owner.get(id) !== b) return `component ${id} is queued in batch ${b.id} but owned elsewhere`;
-    }
-    return null;
-  }
-
-  private newBatch(key: string, configName: string, configLimit: string, now: number, rebuilt: boolean): Batch {
-    const b: Batch = {
-      id: this.nextId++,
-      key,
-      configName,
-      configLimit,
-      members: new Map(),
-      windowStart: now,
-      sessionName: null,
-      sessionStart: null,
-      sessionStatus: null,
-      sessionStatusAt: 0,
-      uncertainName: null,
-      horizonAt: 0,
-      knownToExist: false,
-      refreshed: new Map(),
-      plannedName: null,
-      plannedAt: 0,
-      createFailures: 0,
-      nextAttemptAt: 0,
-      rebuilt,
-    };
-    this.batches.set(b.id, b);
-    return b;
-  }
-
-  /** Takes a member out of a batch in any state; another batch holding it becomes its owner. */
-  private dropMember(b: Batch, id: string): void {
-    b.members.delete(id);
-    this.passOwner(b, id);
-  }
-
-  /** `b` no longer holds `id`: another batch listing it (rebuilt or restored) becomes its owner, else it is free. */
-  private passOwner(b: Batch, id: string): void {
-    if (this.owner.get(id) !== b) return;
-    this.owner.delete(id);
-    for (const other of this.batches.values()) {
-      if (other !== b && other.members.has(id)) {
-        this.owner.set(id, other);
-        break;
-      }
-    }
-  }
-
-  private removeMember(b: Batch, id: string): void {
-    b.members.delete(id);
-    if (this.owner.get(id) === b) this.owner.delete(id);
-    if (b.members.size === 0 && batchState(b) === 'queued') this.release(b);
-  }
-
-  private unqueue(b: Batch): void {
-    const list = this.queuedByKey.get(b.key);
-    if (!list) return;
-    const i = list.indexOf(b);
-    if (i >= 0) list.splice(i, 1);
-    if (list.length === 0) this.queuedByKey.delete(b.key);
   }
 }

@@ -1,40 +1,41 @@
 /**
  * A batch and the rules read from it (no I/O): its state, when it may be sent, which tags its session carries, and
- * how long it waits after a failed create. Its transitions live in the BatchBook (batch-book.ts).
+ * how long it waits after a failed create. Its transitions live in the BatchBook (batch-book.ts), the one writer.
  */
 import type { BatchComponent } from './component';
 
+/** A batch as everyone but the book sees it: read-only (its changes are the book's verbs, batch-book.ts). */
 export interface Batch {
   readonly id: number;
   readonly key: string;
   readonly configName: string;
-  configLimit: string;
+  readonly configLimit: string;
   /** Snapshot of each member when it joined (or at rebuild; null when CFS had no usable record). */
-  readonly members: Map<string, BatchComponent | null>;
+  readonly members: ReadonlyMap<string, BatchComponent | null>;
   readonly windowStart: number;
   /** Set once CFS holds the session (created, adopted after a lookup, or rebuilt). */
-  sessionName: string | null;
-  sessionStart: number | null;
+  readonly sessionName: string | null;
+  readonly sessionStart: number | null;
   /** The session's status in CFS at check_status's last look (null until it has looked), and when (clock ms). */
-  sessionStatus: string | null;
-  sessionStatusAt: number;
+  readonly sessionStatus: string | null;
+  readonly sessionStatusAt: number;
   /**
    * A POST whose outcome is unknown (timeout, 5xx, 404, reset, odd 201): the batch keeps this name (the
    * idempotency key) and every member busy until the name is adopted or retired (see rules/create-intents.ts).
    */
-  uncertainName: string | null;
+  readonly uncertainName: string | null;
   /** Uncertain: the latest POST under the name could still commit until then (clock ms). */
-  horizonAt: number;
+  readonly horizonAt: number;
   /** Uncertain: CFS said the name exists (409, or an unreadable record of it) but its document is not read yet. */
-  knownToExist: boolean;
+  readonly knownToExist: boolean;
   /** Uncertain: members seen pending, enabled and of the same key by this cycle's collect (may be re-POSTed). */
-  readonly refreshed: Map<string, BatchComponent>;
+  readonly refreshed: ReadonlyMap<string, BatchComponent>;
   /** The name this batch is (to be) created under, kept across attempts; with when it was first recorded. */
-  plannedName: string | null;
-  plannedAt: number;
-  createFailures: number;
+  readonly plannedName: string | null;
+  readonly plannedAt: number;
+  readonly createFailures: number;
   /** Earliest time (ms) of the next create attempt, after failures. */
-  nextAttemptAt: number;
+  readonly nextAttemptAt: number;
   readonly rebuilt: boolean;
 }
 

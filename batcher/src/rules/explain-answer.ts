@@ -58,8 +58,7 @@ export type ExplainSource = Pick<
   | 'pacingCaps'
   | 'completions'
   | 'nextCycleAt'
-  | 'intentsHeldUntil'
->;
+> & { readonly intents: { readonly heldUntil: number } };
 
 /** The wall-clock frame of one answer: `now` on the monotonic timeline, `offset` = wall - monotonic. */
 export interface ExplainClock {
@@ -100,11 +99,11 @@ export function globalHold(s: ExplainSource, c: ExplainClock): Hold | null {
       text: 'batcher_disable is true in the CFS options, so no session is created until it is set back to false',
       until: null,
     };
-  if (s.intentsHeldUntil > c.now)
+  if (s.intents.heldUntil > c.now)
     return {
       why: 'intents_unreadable',
       text: 'the create-intents file was unusable at start-up, so creates are held back (a create in flight before the restart must not be duplicated)',
-      until: s.intentsHeldUntil,
+      until: s.intents.heldUntil,
     };
   if (isBackingOff(s.backoff, c.now))
     return {

@@ -1,7 +1,7 @@
 /**
  * Explain answers for a component the book holds (pure): queued in an open batch, held by something, in an
  * uncertain create, or in a session. Holds are checked most binding first, as the heartbeat's `creating` line orders
- * them (creating.ts), so the one fact in the sentence is the one that ends last.
+ * them (state-view.ts creatingView), so the one fact in the sentence is the one that ends last.
  */
 import { type Batch } from './batch';
 import {

@@ -114,7 +114,7 @@ export function parseOptions(raw: unknown, previous: BatcherOptions = DEFAULT_OP
 }
 
 /**
- * Options the real CFS fills in on every read (cfs-api-notes 1.8): an answer lacking any of them is not what a real
+ * Options the real CFS fills in with its defaults on every read: an answer lacking any of them is not what a real
  * CFS returns (a proxy's `{}`, a half-written answer), so nothing is written back from it.
  */
 export const SERVER_OWN_OPTIONS = [

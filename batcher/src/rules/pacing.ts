@@ -2,7 +2,7 @@
  * Operator-aware pacing (no I/O): CFS sessions created faster than the cfs-operator can start them sit in pending
  * (a CSM known issue whose fix is a manual Kafka purge) until the pending timeout deletes them. So a create waits
  * while too many batcher sessions are still pending in CFS; otherwise creates go as fast as CFS takes them. The
- * send phase waits for the operator while it keeps starting sessions (phases/pacing-wait.ts), so the pace is the
+ * send phase waits for the operator while it keeps starting sessions (phases/send/pacing-wait.ts), so the pace is the
  * operator's. The creates-per-minute cap is a guard against a runaway, far above what an operator starts.
  */
 export const RATE_WINDOW_MS = 60_000;

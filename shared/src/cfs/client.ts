@@ -20,7 +20,7 @@ import { Transport, type RequestInfo } from './transport';
 import { TURN_SLICE_MS, Turns } from '../turns';
 
 export const DEFAULT_CFS_API_URL = CFS_CLIENT_DEFAULTS.baseUrl;
-/** Keep a query string well below uwsgi's 16 KiB request buffer (cfs-api config/uwsgi.ini). */
+/** Keep a query string well below uwsgi's 16 KiB request buffer (CFS's API server runs under uwsgi). */
 export const MAX_IDS_QUERY_CHARS = 4000;
 /** A list that pages more than this is not converging (a server bug); stop rather than loop forever. */
 const MAX_PAGES = 100_000;
@@ -108,6 +108,18 @@ export interface SessionCreate {
   ansible_limit?: string;
   target?: { definition: 'dynamic' };
   tags?: Record<string, string>;
+}
+
+/** One list walked by `pages`: the endpoint names its path, its route and the envelope's array key alike. */
+interface PagedList<T> {
+  readonly endpoint: 'components' | 'sessions';
+  /** The first page's query; later pages use the server's `next`. */
+  readonly params: Record<string, string>;
+  readonly envelope: z.ZodType<Record<string, unknown>>;
+  readonly record: z.ZodType<T>;
+  /** The record field that names it in an InvalidRecord. */
+  readonly idKey: string;
+  readonly signal?: AbortSignal;
 }
 
 export interface ComponentPage {
@@ -212,25 +224,18 @@ export class CfsClient {
   }
 
   /** Pages through one list endpoint, following `next` exactly; validates the envelope and each record. */
-  private async *pages<T>(
-    path: string,
-    route: string,
-    firstParams: Record<string, string>,
-    envelope: z.ZodType<Record<string, unknown>>,
-    key: 'components' | 'sessions',
-    record: z.ZodType<T>,
-    idKey: string,
-    o: CallOptions,
-  ): AsyncGenerator<{ valid: T[]; invalid: InvalidRecord[] }> {
-    let params: Record<string, string> | undefined = firstParams;
+  private async *pages<T>(list: PagedList<T>): AsyncGenerator<{ valid: T[]; invalid: InvalidRecord[] }> {
+    const path = TEMPLATES[list.endpoint];
+    const route = this.route(list.endpoint);
+    let params: Record<string, string> | undefined = list.params;
     const seenAfter = new Set<string>();
     const turns = new Turns(this.turnSliceMs);
     for (let page = 0; params; page++) {
       if (page >= MAX_PAGES)
         throw this.invalid(route, 'GET', path, `paging did not end after ${MAX_PAGES} pages`, null);
-      const body = await this.transport.call({ method: 'GET', path, route, params, signal: o.signal });
-      const data = this.parse(envelope, body, route, 'GET', path);
-      yield await partitionRecordsInTurns(data[key] as unknown[], record, idKey, turns);
+      const body = await this.transport.call({ method: 'GET', path, route, params, signal: list.signal });
+      const data = this.parse(list.envelope, body, route, 'GET', path);
+      yield await partitionRecordsInTurns(data[list.endpoint] as unknown[], list.record, list.idKey, turns);
       const next = data.next as Record<string, unknown> | null | undefined;
       if (!next) return;
       const after = typeof next.after_id === 'string' ? next.after_id : undefined;
@@ -260,16 +265,14 @@ export class CfsClient {
     const idChunks = filter.ids === undefined ? [undefined] : chunkIds(filter.ids);
     for (const ids of idChunks) {
       const params = ids === undefined ? base : { ...base, ids };
-      for await (const p of this.pages(
-        TEMPLATES.components,
-        this.route('components'),
+      for await (const p of this.pages({
+        endpoint: 'components',
         params,
-        cfsSchemas.componentPage,
-        'components',
-        cfsSchemas.component,
-        'id',
-        o,
-      )) {
+        envelope: cfsSchemas.componentPage,
+        record: cfsSchemas.component,
+        idKey: 'id',
+        signal: o.signal,
+      })) {
         yield { components: p.valid, invalid: p.invalid };
       }
     }
@@ -324,16 +327,14 @@ export class CfsClient {
     if (filter.tags && Object.keys(filter.tags).length > 0) params.tags = tagsParam(filter.tags);
     const limit = filter.limit ?? o.pageSize;
     if (limit !== undefined) params.limit = String(limit);
-    for await (const p of this.pages(
-      TEMPLATES.sessions,
-      this.route('sessions'),
+    for await (const p of this.pages({
+      endpoint: 'sessions',
       params,
-      cfsSchemas.sessionPage,
-      'sessions',
-      cfsSchemas.session,
-      'name',
-      o,
-    )) {
+      envelope: cfsSchemas.sessionPage,
+      record: cfsSchemas.session,
+      idKey: 'name',
+      signal: o.signal,
+    })) {
       yield { sessions: p.valid, invalid: p.invalid };
       if (filter.limit !== undefined) return; // an explicit limit asks for one page only
     }

@@ -93,7 +93,7 @@ const nextSchema = z.record(z.string(), z.unknown()).nullable().optional();
 /** A list page's envelope; each record of the array is judged on its own (partitionRecords). */
 const componentPageSchema = z.looseObject({ components: z.array(z.unknown()), next: nextSchema });
 const sessionPageSchema = z.looseObject({ sessions: z.array(z.unknown()), next: nextSchema });
-/** The options answer: any JSON object (what each option must hold is rules/options.ts's business). */
+/** The options answer: any JSON object (what each option must hold is batcher/src/rules/options.ts's business). */
 const optionsSchema = z.record(z.string(), z.unknown());
 
 export const cfsSchemas = {

@@ -1,4 +1,8 @@
-/** The original's defects, each fixed deliberately and tested against the simulator. */
+/**
+ * Against the simulator: CFS errors during rebuild or a cycle are waited out, never a crash; rebuilt components are
+ * never batched twice; malformed records are skipped; failing or lost creates are retried without a duplicate
+ * session; what a cycle costs CFS; and which conditions are fatal. Each was a defect of the original batcher.
+ */
 import { CfsClient, CfsError, type CfsSession, type Phase } from '@cfs-batcher/shared';
 import { createBatcher, type CfsApi } from '@cfs-batcher/batcher';
 import {
@@ -106,7 +110,7 @@ describe('1. any CFS answer during rebuild or a cycle is logged and retried, nev
     expect(Math.max(...waits)).toBeLessThanOrEqual(10_000);
     expect(waits.slice(0, 4)).toEqual([1000, 2000, 4000, 8000].map((ms) => Math.round(ms * (0.5 + 0.9 / 2))));
     expect(phases.every((p) => p === 'waiting_for_cfs')).toBe(true);
-    expect(Math.max(...sleeps)).toBeLessThanOrEqual(1000); // stamped at least every second (issue 14)
+    expect(Math.max(...sleeps)).toBeLessThanOrEqual(1000); // stamped at least every second
     expect(logs.has('Waiting for CFS to become available', 'INFO')).toBe(true);
     expect(logs.has('Rebuilding state was interrupted. Trying again...', 'WARNING')).toBe(true);
     expect(b.heartbeat.currentPhase).toBe('stopping');

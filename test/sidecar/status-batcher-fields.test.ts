@@ -1,13 +1,14 @@
 /**
- * /status and /metrics carry the batcher's r2 heartbeat fields (creating, pacing, progress, completions_unwritten).
- * The heartbeat is handed over by an injected reader, because the shared schema may not carry the fields yet.
+ * /status and /metrics carry the batcher's optional heartbeat fields (creating, pacing, progress,
+ * completions_unwritten), and say "unknown" when a heartbeat lacks them. The heartbeat is handed over by an injected
+ * reader, so each request sees exactly the heartbeat the test set.
  */
 import request from 'supertest';
 import { setLogSilent, type Heartbeat, type HeartbeatReadResult } from '@cfs-batcher/shared';
 import { configFromEnv, createSidecar, type Now } from '@cfs-batcher/sidecar-health';
 import { T0, heartbeat } from './helpers';
 
-describe('r2 heartbeat fields in /status and /metrics', () => {
+describe('the optional heartbeat fields in /status and /metrics', () => {
   beforeAll(() => setLogSilent(true));
   afterAll(() => setLogSilent(false));
 

@@ -4,9 +4,9 @@
  * the phase when the operator starts none for `pacingStallMs`, when the next poll would not fit in the send slice,
  * or when the creates-per-minute guard holds (rules/pacing.ts decides; this module does the reads and the sleeps).
  */
-import type { PhaseContext } from '../context';
-import { createRoom, pacingGate, waitForOperator, type PacingLimit } from '../rules/pacing';
-import { SESSION_PREFIX } from '../rules/session-status';
+import type { PhaseContext } from '../../context';
+import { createRoom, pacingGate, waitForOperator, type PacingLimit } from '../../rules/pacing';
+import { SESSION_PREFIX } from '../../rules/session-status';
 
 export interface Room {
   /** Creates that may go now; 0 ends the phase (`limit` says why). */

@@ -7,13 +7,14 @@
  * re-POST, the name is watched until its commit horizon, then retired.
  */
 import { isCfsError, type CfsSession } from '@cfs-batcher/shared';
-import type { PhaseContext } from '../context';
-import { logBatch, logCfsError, logSessions } from '../log';
-import { batchState, type Batch } from '../rules/batch';
-import type { BatchComponent } from '../rules/component';
-import { sessionMembers } from '../rules/create-intents';
-import { noteCfsError } from '../state';
-import { adopted, postSession, retryTurn, sessionBody } from './creates';
+import type { PhaseContext } from '../../context';
+import { logBatch, logCfsError, logSessions } from '../../log';
+import { batchState, type Batch } from '../../rules/batch';
+import type { BatchComponent } from '../../rules/component';
+import { sessionMembers } from '../../rules/create-intents';
+import { noteCfsError } from '../../state';
+import { retryTurn } from './candidates';
+import { adopted, postSession, sessionBody } from './post';
 
 type Seen = { doc: CfsSession } | 'unreadable' | 'absent' | 'trouble';
 
@@ -23,7 +24,7 @@ export async function resolveUncertain(
   mayPost: boolean,
   signal?: AbortSignal,
 ): Promise<'ok' | 'stop'> {
-  const probes = { left: 1 }; // while creates fail, one early re-POST per phase (creates.ts retryTurn), not a flood
+  const probes = { left: 1 }; // while creates fail, one early re-POST per phase (candidates.ts retryTurn), not a flood
   for (const b of ctx.state.book.all()) {
     if (batchState(b) !== 'uncertain') continue;
     if ((await resolveOne(ctx, b, mayPost, probes, signal)) === 'stop') return 'stop';
@@ -54,7 +55,7 @@ async function resolveOne(
       return 'ok';
     }
   }
-  if (seen !== 'absent') b.knownToExist = true; // it exists, its members are not readable yet
+  if (seen !== 'absent') book.noteExists(b); // it exists, its members are not readable yet
   if (b.knownToExist) {
     if (now < b.horizonAt) return 'ok';
     // It exists and whom it targets cannot be read: track it with every held member (busy until it ends).
@@ -82,7 +83,7 @@ async function resolveOne(
     return 'ok';
   }
   if (outcome === 'exists') {
-    b.knownToExist = true; // adopted from its document or a list on the next cycle
+    book.noteExists(b); // adopted from its document or a list on the next cycle
     return 'ok';
   }
   if (outcome === 'not_created') {
