@@ -3,7 +3,6 @@
  * Lists follow the server's `next` exactly (its full parameter set, after_id moved on).
  */
 import { CFS_CLIENT_DEFAULTS } from '../contract';
-import { envHttpUrl, envInt, envReadableFile } from '../env';
 import { safeParseAnswer } from './derived-check';
 import { CfsError } from './errors';
 import type { z } from 'zod';
@@ -16,12 +15,21 @@ import {
   type CfsSession,
   type InvalidRecord,
 } from './schemas';
-import { Transport, type RequestInfo } from './transport';
+import {
+  chunkIds,
+  nextToParams,
+  tagsParam,
+  type ComponentFilter,
+  type ComponentPage,
+  type ComponentPatch,
+  type SessionCreate,
+  type SessionFilter,
+  type SessionPage,
+} from './requests';
+import { Transport } from './transport';
+import type { CfsClientOptions } from './client-options';
 import { TURN_SLICE_MS, Turns } from '../turns';
 
-export const DEFAULT_CFS_API_URL = CFS_CLIENT_DEFAULTS.baseUrl;
-/** Keep a query string well below uwsgi's 16 KiB request buffer (CFS's API server runs under uwsgi). */
-export const MAX_IDS_QUERY_CHARS = 4000;
 /** A list that pages more than this is not converging (a server bug); stop rather than loop forever. */
 const MAX_PAGES = 100_000;
 
@@ -40,74 +48,12 @@ const TEMPLATES = Object.freeze({
 });
 type Template = keyof typeof TEMPLATES;
 
-export interface CfsClientOptions {
-  baseUrl: string;
-  connectTimeoutMs?: number;
-  requestTimeoutMs?: number;
-  retryBudgetMs?: number;
-  caCertPath?: string;
-  tokenFile?: string;
-  maxResponseBytes?: number;
-  onRequest?: (r: RequestInfo) => void;
-  /** A page's records are judged in slices of this many ms, the event loop getting a turn between (turns.ts). */
-  turnSliceMs?: number;
-}
-
 export interface CallOptions {
   signal?: AbortSignal;
 }
 
 export interface ListOptions extends CallOptions {
   pageSize?: number;
-}
-
-export type ComponentStatus = 'unconfigured' | 'failed' | 'pending' | 'configured';
-
-export interface ComponentFilter {
-  ids?: string[];
-  status?: ComponentStatus;
-  enabled?: boolean;
-  config_name?: string;
-  tags?: Record<string, string>;
-  config_details?: boolean;
-  state_details?: boolean;
-}
-
-export interface SessionFilter {
-  name_contains?: string;
-  status?: 'pending' | 'running' | 'complete';
-  succeeded?: 'none' | 'true' | 'false' | 'unknown';
-  min_age?: string;
-  max_age?: string;
-  tags?: Record<string, string>;
-  limit?: number;
-}
-
-export interface StateAppend {
-  clone_url: string;
-  playbook: string;
-  commit: string;
-  status: 'applied' | 'failed' | 'skipped';
-  session_name: string;
-}
-
-export interface ComponentPatch {
-  state_append?: StateAppend;
-  error_count?: number;
-  enabled?: boolean;
-  desired_config?: string;
-  state?: unknown[];
-  tags?: Record<string, string>;
-  retry_policy?: number;
-}
-
-export interface SessionCreate {
-  name: string;
-  configuration_name: string;
-  configuration_limit?: string;
-  ansible_limit?: string;
-  target?: { definition: 'dynamic' };
-  tags?: Record<string, string>;
 }
 
 /** One list walked by `pages`: the endpoint names its path, its route and the envelope's array key alike. */
@@ -120,61 +66,6 @@ interface PagedList<T> {
   /** The record field that names it in an InvalidRecord. */
   readonly idKey: string;
   readonly signal?: AbortSignal;
-}
-
-export interface ComponentPage {
-  components: CfsComponent[];
-  invalid: InvalidRecord[];
-}
-export interface SessionPage {
-  sessions: CfsSession[];
-  invalid: InvalidRecord[];
-}
-
-export function cfsClientOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): CfsClientOptions {
-  return {
-    baseUrl: envHttpUrl(env, 'CFS_API_URL', CFS_CLIENT_DEFAULTS.baseUrl),
-    // at most 10 minutes: a timer above 2^31-1 ms fires at once (every call would time out), and a call longer than
-    // minutes would hold the loop past any liveness window
-    connectTimeoutMs: envInt(env, 'CFS_CONNECT_TIMEOUT_MS', CFS_CLIENT_DEFAULTS.connectTimeoutMs, 1, 600_000),
-    requestTimeoutMs: envInt(env, 'CFS_REQUEST_TIMEOUT_MS', CFS_CLIENT_DEFAULTS.requestTimeoutMs, 1, 600_000),
-    retryBudgetMs: envInt(env, 'CFS_RETRY_BUDGET_MS', CFS_CLIENT_DEFAULTS.retryBudgetMs, 0, 600_000),
-    // read once here so a missing or unreadable file stops the program at start with a line that names it
-    caCertPath: envReadableFile(env, 'CA_CERT'),
-    tokenFile: envReadableFile(env, 'CFS_TOKEN_FILE'),
-  };
-}
-
-const tagsParam = (tags: Record<string, string>): string =>
-  Object.entries(tags)
-    .map(([k, v]) => `${k}=${v}`)
-    .join(',');
-
-/** Splits ids into csv chunks that each stay under `maxChars`. Pure. */
-export function chunkIds(ids: readonly string[], maxChars = MAX_IDS_QUERY_CHARS): string[] {
-  const chunks: string[] = [];
-  let current = '';
-  for (const id of ids) {
-    const encodedLen = encodeURIComponent(id).length + 3; // "%2C" between ids
-    if (current !== '' && current.length + encodedLen > maxChars) {
-      chunks.push(current);
-      current = '';
-    }
-    current = current === '' ? id : `${current},${id}`;
-  }
-  if (current !== '') chunks.push(current);
-  return chunks;
-}
-
-/** Turns a server `next` object back into query parameters, as the real clients do (nulls dropped). */
-export function nextToParams(next: Record<string, unknown>): Record<string, string> {
-  const params: Record<string, string> = {};
-  for (const [k, v] of Object.entries(next)) {
-    if (v === null || v === undefined) continue;
-    params[k] =
-      typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : JSON.stringify(v);
-  }
-  return params;
 }
 
 export class CfsClient {

@@ -2,4 +2,6 @@ export * from './errors';
 export * from './schemas';
 export * from './derived-check';
 export * from './client';
+export * from './requests';
+export * from './client-options';
 export type { RequestInfo } from './transport';
