@@ -44,8 +44,7 @@ const PHASE_LOGGER: Partial<Record<Phase, typeof logMain>> = {
 };
 
 /** The book's consistency check, batch by batch: at 100k pending it is a pass long enough to hold up /explain. */
-async function bookInconsistency(state: BatcherState, sliceMs: number): Promise<string | null> {
-  const turns = new Turns(sliceMs);
+async function bookInconsistency(state: BatcherState, turns: Turns): Promise<string | null> {
   for (const b of state.book.all()) {
     if (turns.due()) await turns.take();
     const problem = state.book.inconsistencyOf(b);
@@ -66,6 +65,8 @@ export function createBatcher(deps: BatcherDeps): Batcher {
   const phases = deps.phases ?? PHASE_STEPS;
   // The one progress wire: a CFS answer means the loop is getting somewhere (the heartbeat's `progress`, and a
   // throttled stamp so a long working phase is not mistaken for a hang; a stopped or blocked loop stops stamping).
+  // A turn taken inside a long pass stamps too (throttled), but is no CFS answer: the sidecar's stall clock, fed by
+  // sessions created, still catches a loop that works without getting anywhere.
   const answered = (): void => {
     noteCfsAnswer(state.creating, clock.now());
     heartbeat.progress();
@@ -73,10 +74,13 @@ export function createBatcher(deps: BatcherDeps): Batcher {
   // A built port reports every HTTP attempt (and its request metrics); a ready-made one each call, per call.
   const port =
     typeof deps.client === 'function'
-      ? deps.client((r) => {
-          metrics.observeRequest(r);
-          answered();
-        })
+      ? deps.client(
+          (r) => {
+            metrics.observeRequest(r);
+            answered();
+          },
+          () => heartbeat.progress(),
+        )
       : deps.client;
   const perCall = typeof deps.client === 'function' ? undefined : answered;
   const ctx: PhaseContext = {
@@ -88,6 +92,7 @@ export function createBatcher(deps: BatcherDeps): Batcher {
     clock,
     sleep,
     newSessionName: deps.newSessionName ?? (() => `${SESSION_PREFIX}${randomUUID()}`),
+    turns: () => new Turns(tuning.turnSliceMs, () => heartbeat.progress()),
   };
 
   async function runPhase(step: PhaseStep, signal?: AbortSignal): Promise<void> {
@@ -111,7 +116,7 @@ export function createBatcher(deps: BatcherDeps): Batcher {
           phase = step.name;
           await runPhase(step, signal);
         }
-        const problem = await bookInconsistency(state, tuning.turnSliceMs);
+        const problem = await bookInconsistency(state, ctx.turns());
         if (problem !== null) throw new FatalError(problem);
       });
       state.cfsLastSuccess = clock.now();

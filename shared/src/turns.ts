@@ -5,6 +5,10 @@
  * A `Turns` lets such a pass give the event loop a turn (timers, I/O, waiting requests) once it has run for
  * `sliceMs`: the caller asks `due()` between two items, at a point where its state is whole, and awaits `take()`
  * when it says so. The clock is read every `stride` items only: a read per record would cost more than it saves.
+ *
+ * A turn is also evidence of work: the pass's own code reached a point between two items, so `onTurn` (the
+ * batcher's throttled progress stamp) is called after each. A blocked event loop takes no turn and a pass awaiting
+ * something that never comes takes none either, so this cannot keep a hung loop's heartbeat fresh.
  */
 import { performance } from 'node:perf_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
@@ -19,8 +23,14 @@ export class Turns {
   private sinceCheck = 0;
   private readonly stride: number;
 
-  /** `sliceMs` 0 gives a turn every item (tests: every point where a turn may be given is then exercised). */
-  constructor(private readonly sliceMs = TURN_SLICE_MS) {
+  /**
+   * `sliceMs` 0 gives a turn every item (tests: every point where a turn may be given is then exercised).
+   * `onTurn` runs after each turn, once the pass has resumed.
+   */
+  constructor(
+    private readonly sliceMs = TURN_SLICE_MS,
+    private readonly onTurn?: () => void,
+  ) {
     this.stride = sliceMs > 0 ? STRIDE : 1;
   }
 
@@ -34,6 +44,7 @@ export class Turns {
   /** One turn of the event loop (setImmediate: after pending I/O); the next slice starts when it returns. */
   async take(): Promise<void> {
     await nextTurn();
+    this.onTurn?.();
     this.startedAt = performance.now();
     this.sinceCheck = 0;
   }

@@ -123,6 +123,8 @@ function checkInvariants(book: BatchBook): void {
     // One owner, which holds it; only sessions found at rebuild may list a member twice (CFS had them so).
     expect(bs).toContain(book.ownerOf(id));
     expect(bs.filter((b) => !b.rebuilt).length).toBeLessThanOrEqual(1);
+    // Ownership passes in creation order: the owner is the oldest batch still listing it.
+    expect(book.ownerOf(id)!.id).toBe(Math.min(...bs.map((b) => b.id)));
   }
 }
 

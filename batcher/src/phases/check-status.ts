@@ -5,7 +5,7 @@
  * a write that failed (or had no time) is retried next cycle while its batch stays held (members busy, never lost
  * and never re-batched before their completion is written).
  */
-import { Turns, isCfsError, type CfsSession } from '@cfs-batcher/shared';
+import { isCfsError, type CfsSession } from '@cfs-batcher/shared';
 import type { CfsApi } from '../cfs-port';
 import type { PhaseContext } from '../context';
 import type { PendingCompletion } from '../state';
@@ -102,7 +102,7 @@ async function followSessions(run: CheckRun, active: readonly Batch[], listed: L
     countFinished(run, false, result);
   };
   // Thousands of sessions at 100k pending: /explain and /metrics are answered between slices of them.
-  const turns = new Turns(ctx.tuning.turnSliceMs);
+  const turns = ctx.turns();
   for (const b of active) {
     if (turns.due()) await turns.take();
     const name = b.sessionName!;

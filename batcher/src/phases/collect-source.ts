@@ -16,7 +16,7 @@
  * The batch key (configuration, pending layer indices, latest state status) and the completion snapshot (latest
  * timestamp, desired-state hash) come from full records in both cases: the lean listing carries neither.
  */
-import { isCfsError, Turns, type ComponentFilter, type ComponentPage } from '@cfs-batcher/shared';
+import { isCfsError, type ComponentFilter, type ComponentPage } from '@cfs-batcher/shared';
 import type { PhaseContext } from '../context';
 import { logComponents } from '../log';
 import { batchState } from '../rules/batch';
@@ -114,7 +114,7 @@ export async function* pendingRecords(
   const { state } = ctx;
   const o = { signal, ...(ctx.tuning.pageSize > 0 ? { pageSize: ctx.tuning.pageSize } : {}) };
   // A page is thousands of records: /explain and /metrics are answered between slices of it.
-  const turns = new Turns(ctx.tuning.turnSliceMs);
+  const turns = ctx.turns();
   const needed = async (page: ComponentPage, lean: boolean): Promise<ComponentPage> => {
     logComponents.debug(`Received data for ${page.components.length} components`);
     const components: ComponentPage['components'] = [];

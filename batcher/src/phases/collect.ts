@@ -1,5 +1,5 @@
 /** Phase `collect` (CFS components, every cycle unless disabled): files every enabled pending component in the book. */
-import { Turns, type InvalidRecord } from '@cfs-batcher/shared';
+import type { InvalidRecord } from '@cfs-batcher/shared';
 import type { PhaseContext } from '../context';
 import { logBatch, logComponents } from '../log';
 import { toBatchComponent } from '../rules/component';
@@ -19,7 +19,7 @@ export async function collect(ctx: PhaseContext, signal?: AbortSignal): Promise<
   // never reach the loop below (collect-source.ts).
   // Pages and the book are thousands of entries: /explain and /metrics are answered between slices of them, each
   // turn given between two records or two batches, where the book is whole.
-  const turns = new Turns(ctx.tuning.turnSliceMs);
+  const turns = ctx.turns();
   for await (const page of pendingRecords(ctx, seen, signal)) {
     for (const r of page.invalid) reject(ctx, rejected, schemaRejection(r));
     for (const raw of page.components) {

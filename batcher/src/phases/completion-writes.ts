@@ -31,8 +31,15 @@ export async function writeCompletions(
 ): Promise<void> {
   const items = pending.flatMap((c) => c.patches.map((p) => ({ ...p, owner: c })));
   const left = await patchAll(ctx, items, deadline, signal);
+  // Grouped once: a filter per batch would be pending x left (hundreds of batches, tens of thousands of writes).
+  const leftOf = new Map<PendingCompletion, PatchItem[]>();
+  for (const { owner, id, patch } of left) {
+    const list = leftOf.get(owner);
+    if (list) list.push({ id, patch });
+    else leftOf.set(owner, [{ id, patch }]);
+  }
   for (const c of pending) {
-    c.patches = left.filter((i) => i.owner === c).map(({ id, patch }) => ({ id, patch }));
+    c.patches = leftOf.get(c) ?? [];
     if (c.patches.length > 0) continue;
     ctx.state.completions.delete(c.batch.id);
     ctx.state.book.release(c.batch);

@@ -93,8 +93,10 @@ export class BatchBook extends BatchRegistry {
     const alreadyBusy: string[] = [];
     for (const [id, snap] of members) {
       b.members.set(id, snap);
-      if (this.owner.has(id)) alreadyBusy.push(id);
-      else this.owner.set(id, b);
+      if (this.owner.has(id)) {
+        alreadyBusy.push(id);
+        this.listWaiting(b, id);
+      } else this.owner.set(id, b);
     }
     return { batch: b, alreadyBusy };
   }
@@ -158,6 +160,7 @@ export class BatchBook extends BatchRegistry {
     for (const id of ids) {
       b.members.set(id, null);
       if (!this.owner.has(id)) this.owner.set(id, b);
+      else this.listWaiting(b, id);
     }
     return b;
   }

@@ -22,6 +22,12 @@ export class BatchRegistry {
   /** Queued batches by key, in creation order (only these accept members). */
   protected readonly queuedByKey = new Map<string, Editable[]>();
   protected readonly owner = new Map<string, Editable>();
+  /**
+   * The batches listing a component that another batch owns, in creation order: only a rebuilt session or a restored
+   * create intent does, at start-up. Kept so that passing ownership on reads this list instead of every batch (that
+   * scan, per member of each batch released, was quadratic: seconds for one cycle's completions at 100k pending).
+   */
+  private readonly waiting = new Map<string, Editable[]>();
   private nextId = 1;
 
   all(): Batch[] {
@@ -127,16 +133,26 @@ export class BatchRegistry {
     this.passOwner(b, id);
   }
 
+  /** `b` lists `id`, which another batch owns: `b` becomes its owner when that one lets it go (passOwner). */
+  protected listWaiting(b: Editable, id: string): void {
+    const list = this.waiting.get(id);
+    if (list) list.push(b);
+    else this.waiting.set(id, [b]);
+  }
+
   /** `b` no longer holds `id`: another batch listing it (rebuilt or restored) becomes its owner, else it is free. */
   protected passOwner(b: Editable, id: string): void {
     if (this.owner.get(id) !== b) return;
     this.owner.delete(id);
-    for (const other of this.batches.values()) {
-      if (other !== b && other.members.has(id)) {
-        this.owner.set(id, other);
-        break;
-      }
-    }
+    const list = this.waiting.get(id);
+    if (!list) return;
+    // The first still in the book and still listing it; those that dropped it or were released meanwhile go too.
+    let i = 0;
+    while (i < list.length && !(list[i] !== b && this.has(list[i]!) && list[i]!.members.has(id))) i++;
+    const next = list[i];
+    list.splice(0, i + 1);
+    if (list.length === 0) this.waiting.delete(id);
+    if (next) this.owner.set(id, next);
   }
 
   protected removeMember(b: Editable, id: string): void {

@@ -74,9 +74,11 @@ export class CfsClient {
   /** The base URL's path, without a trailing slash ('' for a base at the server's root). */
   private readonly basePath: string;
   private readonly turnSliceMs: number;
+  private readonly onTurn: (() => void) | undefined;
 
   constructor(opts: CfsClientOptions) {
     this.turnSliceMs = opts.turnSliceMs ?? TURN_SLICE_MS;
+    this.onTurn = opts.onTurn;
     this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
     this.basePath = new URL(this.baseUrl).pathname.replace(/\/+$/, '');
     this.transport = new Transport({
@@ -120,7 +122,7 @@ export class CfsClient {
     const route = this.route(list.endpoint);
     let params: Record<string, string> | undefined = list.params;
     const seenAfter = new Set<string>();
-    const turns = new Turns(this.turnSliceMs);
+    const turns = new Turns(this.turnSliceMs, this.onTurn);
     for (let page = 0; params; page++) {
       if (page >= MAX_PAGES)
         throw this.invalid(route, 'GET', path, `paging did not end after ${MAX_PAGES} pages`, null);
