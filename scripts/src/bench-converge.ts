@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { cpuSeconds, hb, nextSleep, simTotal } from './bench-cycle';
-import { httpJson, rssMb, sleep, startNode, startSim } from './bench-procs';
+import { httpJson, loadAverageText, rssMb, sleep, startNode, startSim } from './bench-procs';
 import { waitFor } from './wait';
 
 /** Sessions stay running once started: nothing completes, so "every component in a session" stays true. */
@@ -186,4 +186,38 @@ export async function runConverge(
     rmSync(dir, { recursive: true, force: true });
     await sleep(200);
   }
+}
+
+/**
+ * Every size x operator x pacing combination, `runs` times each, one after another (each is a load of its own);
+ * a failed run is recorded in `errors` and the matrix goes on.
+ */
+export async function runConvergeMatrix(
+  m: {
+    sizes: readonly number[];
+    operators: readonly ConvergeOperator[];
+    pacing: readonly ('on' | 'off')[];
+    runs: number;
+  },
+  o: ConvergeOptions,
+  errors: string[],
+): Promise<ConvergeRun[]> {
+  const out: ConvergeRun[] = [];
+  for (const n of m.sizes)
+    for (const operator of m.operators)
+      for (const p of m.pacing)
+        for (let r = 0; r < m.runs; r++) {
+          o.log(
+            `converge: ${n} pending, ${operator} operator, pacing ${p}, run ${r + 1}/${m.runs} (load ${loadAverageText()})`,
+          );
+          try {
+            const run = await runConverge(n, operator, p, o);
+            out.push(run);
+            o.log(`  ${JSON.stringify(run)}`);
+          } catch (err) {
+            errors.push(`converge ${n} ${operator} ${p} run ${r + 1}: ${(err as Error).message}`);
+            o.log(`  FAILED: ${(err as Error).message}`);
+          }
+        }
+  return out;
 }

@@ -6,14 +6,10 @@ import { formatGaps } from './bench-beats';
 import { CONDITIONS, runFalseRestarts, type Condition, type FalseRestartRun } from './bench-false-restarts';
 import { HANG_KINDS, runDetect, type DetectKind, type DetectRun } from './bench-detect';
 import { runNeverSend, type StallRun } from './bench-stall';
-import os from 'node:os';
+import { loadAverageText } from './bench-procs';
 import { fmt, median, type Row } from './bench-stats';
 
-const load = (): string =>
-  `load ${os
-    .loadavg()
-    .map((x) => x.toFixed(2))
-    .join(' ')}`;
+const load = (): string => `load ${loadAverageText()}`;
 
 export interface HealthArgs {
   detectRuns: number;

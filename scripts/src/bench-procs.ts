@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
 import { Proc, REPO_ROOT } from './proc';
 
 export const ROOT = REPO_ROOT;
@@ -68,4 +69,12 @@ export function rssMb(pid: number, field: 'VmHWM' | 'VmRSS' = 'VmHWM'): number |
   } catch {
     return null;
   }
+}
+
+/** The 1, 5 and 15-minute load averages as `uptime` prints them: every figure is read beside the load it ran under. */
+export function loadAverageText(): string {
+  return os
+    .loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
 }

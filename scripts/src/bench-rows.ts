@@ -3,6 +3,8 @@ import type { ConvergeRun } from './bench-converge';
 import type { CycleRun } from './bench-cycle';
 import type { ExplainRun } from './bench-explain';
 import type { FloorRun } from './bench-floor';
+import type { LivezRun } from './bench-livez';
+import type { SoakRun } from './bench-soak';
 import { fmt, median, range, type Row } from './bench-stats';
 
 export const ORIGINAL: Record<
@@ -209,4 +211,48 @@ export function explainLine(r: ExplainRun): string {
     `p99 ${fmt(r.lookupP99Ms, 2)} ms; event-loop delay max ${fmt(r.loopDelayMaxMs, 1)} ms, p99 ${fmt(r.loopDelayP99Ms, 1)} ms; ` +
     `GC ${gc}; load average ${r.loadAverage.map((x) => x.toFixed(2)).join(' ')}`
   );
+}
+
+/** The sidecar's /livez latency and failures over the runs. */
+export function livezRows(runs: readonly LivezRun[]): Row[] {
+  if (runs.length === 0) return [];
+  return [
+    {
+      metric: 'sidecar /livez p50 @200 req/s',
+      value: `${fmt(median(runs.map((r) => r.p50Ms ?? NaN)), 2)} ms`,
+      runs: runs.map((r) => fmt(r.p50Ms, 2)).join(', '),
+    },
+    {
+      metric: 'sidecar /livez p99 @200 req/s',
+      value: `${fmt(median(runs.map((r) => r.p99Ms ?? NaN)), 2)} ms`,
+      runs: runs.map((r) => fmt(r.p99Ms, 2)).join(', '),
+    },
+    {
+      metric: 'sidecar /livez failed answers',
+      value: String(median(runs.map((r) => r.failed))),
+      runs: runs.map((r) => `${r.failed}/${r.sent}`).join(', '),
+    },
+  ];
+}
+
+/** The soak's invariants (overlaps, components never configured), deletions and /livez failures. */
+export function soakRows(soak: SoakRun): Row[] {
+  const k = `soak ${soak.components / 1000}k, ${soak.ambiguousInjected} ambiguous creates, ${soak.kills} SIGKILLs`;
+  return [
+    {
+      metric: `${k}: overlaps / not configured`,
+      value: `${soak.overlaps} / ${soak.notConfigured}`,
+      runs: `${soak.sessions} sessions, ${soak.seconds.toFixed(0)} s`,
+    },
+    {
+      metric: `${k}: pending-timeout deletions / pending peak`,
+      value: `${soak.pendingTimeoutDeletions} / ${soak.pendingPeak}`,
+      runs: '1',
+    },
+    {
+      metric: `${k}: /livez failures`,
+      value: soak.livezFailures === null ? 'no sidecar' : String(soak.livezFailures),
+      runs: JSON.stringify(soak.livezReasons),
+    },
+  ];
 }

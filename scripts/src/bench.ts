@@ -19,11 +19,8 @@
  * until every component is in a session (bench-converge.ts) at 10k, 50k and 100k (or --sizes), against a prompt
  * and a slow operator (--operators prompt,slow), shipped pacing and none (--pacing on,off); --runs applies.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { parseBenchArgs } from './bench-args';
-import { runConverge, type ConvergeRun } from './bench-converge';
+import { runConvergeMatrix, type ConvergeRun } from './bench-converge';
 import { runCycleBench, type CycleRun } from './bench-cycle';
 import type { DetectRun } from './bench-detect';
 import type { FalseRestartRun } from './bench-false-restarts';
@@ -31,11 +28,12 @@ import { runExplainBench, type ExplainRun } from './bench-explain';
 import { runDetectBench, runFalseRestartBench, runNeverSendBench } from './bench-health';
 import type { StallRun } from './bench-stall';
 import { runLivezBench, type LivezRun } from './bench-livez';
-import { ROOT } from './bench-procs';
+import { loadAverageText, ROOT } from './bench-procs';
 import { runSoak, type SoakRun } from './bench-soak';
 import { runFloorBench, type FloorRun } from './bench-floor';
-import { convergeRows, cycleRows, explainLine, explainRows, floorRows } from './bench-rows';
-import { fmt, markdownTable, median, type Row } from './bench-stats';
+import { convergeRows, cycleRows, explainLine, explainRows, floorRows, livezRows, soakRows } from './bench-rows';
+import { writeBenchReport } from './bench-report';
+import { fmt, type Row } from './bench-stats';
 import { imageNodeFlags } from './dockerfile';
 import { loadPodSpec } from './pod-spec';
 
@@ -66,24 +64,14 @@ async function main(): Promise<void> {
   let soak: SoakRun | null = null;
   const converge: ConvergeRun[] = [];
 
-  log(
-    `load average at start: ${os
-      .loadavg()
-      .map((x) => x.toFixed(2))
-      .join(' ')}`,
-  );
+  log(`load average at start: ${loadAverageText()}`);
   if (args.only.has('cycle')) {
     for (const n of args.sizes) {
       cycle[n] = [];
       for (let r = 0; r < args.runs; r++) {
         log(`cycle bench: ${n} pending components, run ${r + 1}/${args.runs}`);
         try {
-          log(
-            `  uptime: ${os
-              .loadavg()
-              .map((x) => x.toFixed(2))
-              .join(' ')}`,
-          );
+          log(`  uptime: ${loadAverageText()}`);
           const run = await runCycleBench(n, {
             nodeOptions,
             runtimeEnv,
@@ -199,112 +187,50 @@ async function main(): Promise<void> {
     }
   }
 
-  if (args.only.has('converge')) {
-    const { sizes, operators, pacing } = args.converge;
-    for (const n of sizes)
-      for (const operator of operators)
-        for (const p of pacing)
-          for (let r = 0; r < args.runs; r++) {
-            const load = os
-              .loadavg()
-              .map((x) => x.toFixed(2))
-              .join(' ');
-            log(`converge: ${n} pending, ${operator} operator, pacing ${p}, run ${r + 1}/${args.runs} (load ${load})`);
-            try {
-              const run = await runConverge(n, operator, p, {
-                nodeOptions,
-                runtimeEnv,
-                nodeFlags,
-                batcherScript: args.batcherScript,
-                timeoutMs: 15 * 60_000,
-                steadyCycles: 5,
-                log,
-              });
-              converge.push(run);
-              log(`  ${JSON.stringify(run)}`);
-            } catch (err) {
-              errors.push(`converge ${n} ${operator} ${p} run ${r + 1}: ${(err as Error).message}`);
-              log(`  FAILED: ${(err as Error).message}`);
-            }
-          }
-  }
+  if (args.only.has('converge'))
+    converge.push(
+      ...(await runConvergeMatrix(
+        { ...args.converge, runs: args.runs },
+        {
+          nodeOptions,
+          runtimeEnv,
+          nodeFlags,
+          batcherScript: args.batcherScript,
+          timeoutMs: 15 * 60_000,
+          steadyCycles: 5,
+          log,
+        },
+        errors,
+      )),
+    );
 
   const rows: Row[] = [];
   rows.push(...convergeRows(converge));
   for (const n of Object.keys(cycle).map(Number)) rows.push(...cycleRows(n, cycle[n]!));
   for (const n of Object.keys(floor).map(Number)) rows.push(...floorRows(n, floor[n]!));
-  if (livez.length > 0) {
-    rows.push({
-      metric: 'sidecar /livez p50 @200 req/s',
-      value: `${fmt(median(livez.map((r) => r.p50Ms ?? NaN)), 2)} ms`,
-      runs: livez.map((r) => fmt(r.p50Ms, 2)).join(', '),
-    });
-    rows.push({
-      metric: 'sidecar /livez p99 @200 req/s',
-      value: `${fmt(median(livez.map((r) => r.p99Ms ?? NaN)), 2)} ms`,
-      runs: livez.map((r) => fmt(r.p99Ms, 2)).join(', '),
-    });
-    rows.push({
-      metric: 'sidecar /livez failed answers',
-      value: String(median(livez.map((r) => r.failed))),
-      runs: livez.map((r) => `${r.failed}/${r.sent}`).join(', '),
-    });
-  }
+  rows.push(...livezRows(livez));
   rows.push(...explainRows(explain));
   rows.push(...healthRows);
 
-  if (soak) {
-    const k = `soak ${soak.components / 1000}k, ${soak.ambiguousInjected} ambiguous creates, ${soak.kills} SIGKILLs`;
-    rows.push({
-      metric: `${k}: overlaps / not configured`,
-      value: `${soak.overlaps} / ${soak.notConfigured}`,
-      runs: `${soak.sessions} sessions, ${soak.seconds.toFixed(0)} s`,
-    });
-    rows.push({
-      metric: `${k}: pending-timeout deletions / pending peak`,
-      value: `${soak.pendingTimeoutDeletions} / ${soak.pendingPeak}`,
-      runs: '1',
-    });
-    rows.push({
-      metric: `${k}: /livez failures`,
-      value: soak.livezFailures === null ? 'no sidecar' : String(soak.livezFailures),
-      runs: JSON.stringify(soak.livezReasons),
-    });
-  }
+  if (soak) rows.push(...soakRows(soak));
 
-  log(
-    `load average at end: ${os
-      .loadavg()
-      .map((x) => x.toFixed(2))
-      .join(' ')}`,
+  log(`load average at end: ${loadAverageText()}`);
+  const { table, stem } = writeBenchReport(
+    {
+      started,
+      runs: args.runs,
+      nodeOptions,
+      nodeFlags,
+      runtimeEnv,
+      transport: args.transport,
+      tracing: args.tracing,
+      batcherScript: args.batcherScript,
+    },
+    { cycle, explain, floor, livez, detect, neverSend, falseRestarts, soak, converge },
+    rows,
+    errors,
   );
-  const table = markdownTable(rows);
-  const stamp = started.toISOString().replace(/[:]/g, '-').replace(/\..*$/, '');
-  const outDir = path.join(ROOT, 'bench-results');
-  mkdirSync(outDir, { recursive: true });
-  const meta = {
-    started: started.toISOString(),
-    node: process.version,
-    cpus: os.cpus().length,
-    runs: args.runs,
-    batcherNodeOptions: nodeOptions,
-    batcherNodeFlags: nodeFlags,
-    batcherRuntimeEnv: runtimeEnv,
-    simTransport: args.transport,
-    tracing: args.tracing,
-    batcher: args.batcherScript ?? 'batcher/dist/main.js',
-  };
-  writeFileSync(
-    path.join(outDir, `${stamp}.json`),
-    JSON.stringify(
-      { meta, cycle, explain, floor, livez, detect, neverSend, falseRestarts, soak, converge, errors },
-      null,
-      2,
-    ),
-  );
-  const md = `# Benchmarks ${started.toISOString()}\n\nNode ${process.version}, ${meta.cpus} CPUs, ${args.runs} run(s) each, batcher NODE_OPTIONS=${nodeOptions}, node flags ${nodeFlags.join(' ') || '(none)'}, ${JSON.stringify(runtimeEnv)}, simulator transport ${args.transport}, tracing ${args.tracing ? 'on (OTLP/HTTP to a local sink)' : 'off'}.\n\n${table}\n${errors.length ? `\nErrors:\n${errors.map((e) => `- ${e}`).join('\n')}\n` : ''}`;
-  writeFileSync(path.join(outDir, `${stamp}.md`), md);
-  log(`\n${table}\n\nwritten: bench-results/${stamp}.json and .md`);
+  log(`\n${table}\n\nwritten: ${stem}.json and .md`);
   if (errors.length > 0) {
     log(`\n${errors.length} error(s):\n${errors.join('\n')}`);
     process.exitCode = 1;
