@@ -11,7 +11,7 @@ import { readHeartbeat } from '@cfs-batcher/shared';
 import { BeatMonitor, type GapSummary } from './bench-beats';
 import { benchScenario, startBenchPod, type BenchPod } from './bench-pod';
 import { waitFor } from './wait';
-import { worstCaseDetectionSeconds } from './prober';
+import { worstCaseDetectionSeconds } from './probe-spec';
 
 export const HANG_KINDS = ['sigstop', 'spin', 'never-settle'] as const;
 export type DetectKind = (typeof HANG_KINDS)[number] | 'crash';

@@ -11,7 +11,7 @@ import { readHeartbeat } from '@cfs-batcher/shared';
 import { startBenchPod } from './bench-pod';
 import { httpJson, sleep } from './bench-procs';
 import { waitFor } from './wait';
-import { worstCaseDetectionSeconds } from './prober';
+import { worstCaseDetectionSeconds } from './probe-spec';
 
 export interface StallRun {
   /** Send switched off to SIGTERM. */

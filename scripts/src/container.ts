@@ -5,16 +5,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import http from 'node:http';
-import {
-  initialState,
-  step,
-  type ContainerProbes,
-  type KubeletAction,
-  type KubeletEvent,
-  type KubeletState,
-  type ProbeKind,
-  type ProbeSpec,
-} from './prober';
+import { initialState, step, type KubeletAction, type KubeletEvent, type KubeletState } from './prober';
+import { type ContainerProbes, type ProbeKind, type ProbeSpec } from './probe-spec';
 
 export interface ContainerOptions {
   name: string;

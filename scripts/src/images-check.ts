@@ -6,21 +6,18 @@
  * same heartbeat, and that each exits 0 on SIGTERM before the engine's 2 s SIGKILL. It measures what it shows.
  */
 import { chmodSync, chownSync, mkdtempSync, rmSync } from 'node:fs';
-import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { readHeartbeat, setLogSilent, type Heartbeat } from '@cfs-batcher/shared';
 import { createSimulator } from '@cfs-batcher/cfs-sim';
 import { startCollector } from './images-collector';
-import { type Engine, detectEngine, engineCall, exitState, imageSize, logsOf, pidOne, runFlags } from './images-engine';
+import { entrypointNode, get, runHardened, stop, STOP_GRACE_SECONDS, UID, until } from './images-container';
+import { type Engine, detectEngine, engineCall, imageSize, logsOf, pidOne, runFlags } from './images-engine';
+import { freePort } from './net';
 
 const ROOT = path.resolve(__dirname, '..', '..');
-/** The engine's grace between SIGTERM and SIGKILL: exit code 0 after `stop --time 2` means "exited within 2 s". */
-export const STOP_GRACE_SECONDS = 2;
 const MOUNT = '/var/run/cfs-batcher';
-const UID = 65532;
 
 export interface ContainerFigures {
   image: string;
@@ -43,65 +40,6 @@ export interface CheckReport {
   /** spans the OTLP receiver got, per service.name (most are flushed at SIGTERM) */
   spans: Record<string, number>;
   problems: string[];
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      s.close(() => resolve(typeof a === 'object' && a ? a.port : 0));
-    });
-  });
-}
-
-function get(port: number, p: string): Promise<{ status: number; body: string } | null> {
-  return new Promise((resolve) => {
-    const req = http.get({ host: '127.0.0.1', port, path: p, timeout: 1000 }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (body += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    req.on('timeout', () => req.destroy());
-    req.on('error', () => resolve(null));
-  });
-}
-
-/** Polls `fn` every 100 ms until it returns a value; fails early when the container has stopped. */
-async function until<T>(
-  what: string,
-  engine: Engine,
-  name: string,
-  deadlineMs: number,
-  fn: () => Promise<T | null>,
-): Promise<T> {
-  const end = performance.now() + deadlineMs;
-  for (let i = 0; performance.now() < end && i < 10_000; i++) {
-    const v = await fn();
-    if (v !== null) return v;
-    if (i % 10 === 9 && !(await exitState(engine, name)).running)
-      throw new Error(`${name} stopped while waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`timed out after ${deadlineMs} ms waiting for ${what}`);
-}
-
-async function entrypointNode(engine: Engine, image: string): Promise<string> {
-  const r = await engineCall(engine, ['image', 'inspect', '--format', '{{json .Config.Entrypoint}}', image]);
-  const ep = r.code === 0 ? (JSON.parse(r.stdout) as string[] | null) : null;
-  if (!ep?.[0]) throw new Error(`${image}: no ENTRYPOINT (is it built? ${r.stderr.trim()})`);
-  return ep[0];
-}
-
-/** Stops with SIGTERM and the engine's SIGKILL after STOP_GRACE_SECONDS; returns the time it took and the exit code. */
-async function stop(engine: Engine, name: string): Promise<{ ms: number; exitCode: number }> {
-  const t = performance.now();
-  const r = await engineCall(engine, ['stop', '--time', String(STOP_GRACE_SECONDS), name], 30_000);
-  const ms = performance.now() - t;
-  if (r.code !== 0) throw new Error(`${engine} stop ${name}: ${r.stderr.trim()}`);
-  return { ms, exitCode: (await exitState(engine, name)).exitCode };
 }
 
 export interface CheckOptions {
@@ -146,28 +84,9 @@ export async function checkImages(opts: CheckOptions): Promise<CheckReport> {
   if (process.getuid?.() === 0) chownSync(dir, UID, UID);
   chmodSync(dir, 0o2775 | (process.getuid?.() === 0 ? 0 : 0o7));
   const run = async (name: string, image: string, env: Record<string, string>, volume: string) => {
-    const args = [
-      'run',
-      '-d',
-      '--name',
-      name,
-      '--network',
-      'host',
-      '--read-only',
-      '--user',
-      `${UID}:${UID}`,
-      '--cap-drop',
-      'ALL',
-    ];
-    args.push('--security-opt', 'no-new-privileges', '-v', volume, ...flags);
-    if (engine === 'podman') args.push('--read-only-tmpfs=false'); // as Kubernetes: no tmpfs on /tmp, /run either
-    for (const [k, v] of Object.entries({ ...otel, ...opts.env, ...env })) args.push('-e', `${k}=${v}`);
-    const t = performance.now();
-    const r = await engineCall(engine, [...args, image]);
-    if (r.code !== 0) throw new Error(`${engine} run ${image}: ${r.stderr.trim()}`);
-    const ro = await engineCall(engine, ['inspect', '--format', '{{.HostConfig.ReadonlyRootfs}}', name]);
-    if (ro.stdout.trim() !== 'true') problem(`${name}: root filesystem is not read-only`);
-    return t;
+    const started = await runHardened(engine, { name, image, env: { ...otel, ...opts.env, ...env }, volume, flags });
+    if (!started.readOnly) problem(`${name}: root filesystem is not read-only`);
+    return started.at;
   };
   try {
     await engineCall(engine, ['rm', '-f', names.batcher, names.sidecar]);

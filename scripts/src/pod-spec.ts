@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import type { ContainerProbes, ProbeSpec } from './prober';
+import type { ContainerProbes, ProbeSpec } from './probe-spec';
 
 export const BATCHER_CONTAINER = 'cfs-batcher';
 export const SIDECAR_CONTAINER = 'health-sidecar';

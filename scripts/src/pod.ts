@@ -10,7 +10,7 @@ import path from 'node:path';
 import { SupervisedContainer } from './container';
 import { freePort } from './net';
 import { Proc } from './proc';
-import type { ContainerProbes } from './prober';
+import type { ContainerProbes } from './probe-spec';
 
 /** The port the sidecar's health endpoints use in the manifest (probes name it); mapped to a free local one. */
 export const MANIFEST_HEALTH_PORT = 8081;

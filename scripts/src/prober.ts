@@ -7,28 +7,7 @@
  * 0 s, 10 s, 20 s ... 300 s, reset after 10 minutes of clean running.
  */
 
-export type ProbeKind = 'startup' | 'liveness' | 'readiness';
-export const PROBE_KINDS: readonly ProbeKind[] = ['startup', 'liveness', 'readiness'];
-
-export interface ProbeSpec {
-  path: string;
-  port: number;
-  initialDelaySeconds: number;
-  periodSeconds: number;
-  timeoutSeconds: number;
-  failureThreshold: number;
-  successThreshold: number;
-  /** Probe-level override of the pod's grace period (liveness and startup only). */
-  terminationGracePeriodSeconds?: number;
-}
-
-export interface ContainerProbes {
-  startup?: ProbeSpec;
-  liveness?: ProbeSpec;
-  readiness?: ProbeSpec;
-  /** Pod-level terminationGracePeriodSeconds (kubelet default 30). */
-  podTerminationGracePeriodSeconds: number;
-}
+import { PROBE_KINDS, type ContainerProbes, type ProbeKind, type ProbeSpec } from './probe-spec';
 
 export const BACKOFF_INITIAL_MS = 10_000;
 export const BACKOFF_MAX_MS = 300_000;
@@ -297,12 +276,4 @@ export function step(
       break;
   }
   return { state: s, actions };
-}
-
-/**
- * Worst-case time from "the probe endpoint starts failing" to SIGTERM: f*p + t (the endpoint can start failing
- * just after a passing probe, and the last failing probe may wait out its timeout).
- */
-export function worstCaseDetectionSeconds(spec: ProbeSpec): number {
-  return spec.failureThreshold * spec.periodSeconds + spec.timeoutSeconds;
 }

@@ -3,13 +3,11 @@ import {
   backoffDelayMs,
   initialState,
   step,
-  worstCaseDetectionSeconds,
-  type ContainerProbes,
   type KubeletAction,
   type KubeletEvent,
   type KubeletState,
-  type ProbeKind,
 } from '../../scripts/src/prober';
+import { worstCaseDetectionSeconds, type ContainerProbes, type ProbeKind } from '../../scripts/src/probe-spec';
 
 const probes: ContainerProbes = {
   startup: {

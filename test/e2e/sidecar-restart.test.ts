@@ -9,7 +9,7 @@
  * kubelet's back-offs of 0 s, 10 s, 20 s, 40 s: a third crash within 10 minutes takes the batcher with it, by
  * design, as nothing vouches for it then), measured by `npm run bench`, not by this test.
  */
-import type { ContainerProbes } from '../../scripts/src/prober';
+import type { ContainerProbes } from '../../scripts/src/probe-spec';
 import { closePodsAfter, FAST_BATCHER_PROBES, Pod, smallScenario, waitAllConfigured } from '../helpers/pod';
 import { report, waitFor } from '../helpers/wait';
 

@@ -1,6 +1,6 @@
 /** The e2e pod's scaled-down settings and a small inventory (the manifest's own are in docs/benchmarks.md). */
 import { BATCHER_CONTAINER, SIDECAR_CONTAINER, loadPodSpec } from '../../scripts/src/pod-spec';
-import type { ContainerProbes, ProbeSpec } from '../../scripts/src/prober';
+import type { ContainerProbes, ProbeSpec } from '../../scripts/src/probe-spec';
 import { REPO_ROOT } from '../../scripts/src/proc';
 
 /**

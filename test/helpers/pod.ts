@@ -9,7 +9,7 @@ import { readHeartbeat } from '@cfs-batcher/shared';
 import type { SupervisedContainer } from '../../scripts/src/container';
 import { imageNodeFlags } from '../../scripts/src/dockerfile';
 import { LocalPod, type PodEvent } from '../../scripts/src/pod';
-import type { ContainerProbes } from '../../scripts/src/prober';
+import type { ContainerProbes } from '../../scripts/src/probe-spec';
 import type { Proc } from '../../scripts/src/proc';
 import { request } from './http';
 import { SimControl } from './sim-control';

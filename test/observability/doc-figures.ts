@@ -3,7 +3,7 @@
  * single source, and returns the places that disagree, as "what: doc says X, source says Y".
  */
 import YAML from 'yaml';
-import type { ProbeSpec } from '../../scripts/src/prober';
+import type { ProbeSpec } from '../../scripts/src/probe-spec';
 
 export type Probes = Record<string, { startup?: ProbeSpec; liveness?: ProbeSpec; readiness?: ProbeSpec }>;
 type Kind = 'startup' | 'liveness' | 'readiness';
