@@ -24,6 +24,8 @@ export interface Args extends HealthArgs {
   batcherScript?: string;
   /** Cycle bench with tracing on: spans exported over OTLP/HTTP to a local sink. */
   tracing: boolean;
+  /** The explain bench's batcher under a CPU limit, as the manifest's `limits.cpu` (CPUs; cpu-quota.ts). */
+  explainCpuLimit?: number;
   /** The convergence bench's matrix: sizes (--sizes when given), operators, pacing on (shipped) and/or off. */
   converge: { sizes: number[]; operators: ConvergeOperator[]; pacing: Array<'on' | 'off'> };
 }
@@ -54,6 +56,7 @@ export function parseBenchArgs(argv: readonly string[]): Args {
       quick: { type: 'boolean', default: false },
       operators: { type: 'string' },
       pacing: { type: 'string' },
+      'explain-cpu-limit': { type: 'string' },
     },
   });
   const a: Args = {
@@ -76,6 +79,12 @@ export function parseBenchArgs(argv: readonly string[]): Args {
     ...(v['node-flags'] !== undefined ? { nodeFlags: v['node-flags'].split(/\s+/).filter(Boolean) } : {}),
     ...(v.batcher !== undefined ? { batcherScript: v.batcher } : {}),
   };
+  if (v['explain-cpu-limit'] !== undefined) {
+    const cpus = Number(v['explain-cpu-limit']);
+    if (!(cpus > 0))
+      throw new Error(`--explain-cpu-limit must be a positive number of CPUs, not ${v['explain-cpu-limit']}`);
+    a.explainCpuLimit = cpus;
+  }
   if (!Number.isInteger(a.floorPageSize) || a.floorPageSize < 1)
     throw new Error(`--floor-page-size must be a positive integer, not ${v['floor-page-size']}`);
   if (v.transport !== undefined) {

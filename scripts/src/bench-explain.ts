@@ -24,6 +24,7 @@ import { startNode, startSim } from './bench-procs';
 import { percentile } from './bench-stats';
 import { freePort } from './net';
 import { waitFor } from './wait';
+import { CpuQuota, type Throttling } from './cpu-quota';
 import { gcDelta, scrape, type GcFigures } from './bench-explain-metrics';
 
 export interface ExplainRun {
@@ -45,6 +46,9 @@ export interface ExplainRun {
   gc: GcFigures | null;
   states: Record<string, number>;
   loadAverage: number[];
+  /** The batcher's CPU limit (CPUs) and, over the window, the periods it ran and those the kernel stopped it in. */
+  cpuQuota: number | null;
+  throttling: Throttling | null;
 }
 
 export interface ExplainBenchOptions {
@@ -60,6 +64,8 @@ export interface ExplainBenchOptions {
   nodeFlags?: string[];
   /** Another build's batcher entry, relative to the repository. */
   batcherScript?: string;
+  /** A CPU limit for the batcher, as the manifest's `limits.cpu` (cpu-quota.ts); none when absent. */
+  cpuQuota?: number;
   log: (m: string) => void;
 }
 
@@ -143,9 +149,14 @@ export async function runExplainBench(n: number, o: ExplainBenchOptions): Promis
     BATCHER_SEND_MAX_PER_PHASE: String(sessionsCap),
   };
   const batcher = startNode(o.batcherScript ?? 'batcher/dist/main.js', [], env, o.nodeFlags ?? []);
+  let quota: CpuQuota | undefined;
   const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
   let polling = true;
   try {
+    if (o.cpuQuota !== undefined) {
+      quota = CpuQuota.create(o.cpuQuota);
+      quota.add(batcher.pid);
+    }
     const abort = () => (batcher.alive ? null : `batcher exited: ${batcher.tail(5)}`);
     await waitFor(
       async () => {
@@ -166,6 +177,7 @@ export async function runExplainBench(n: number, o: ExplainBenchOptions): Promis
     })();
     const metricsUrl = `http://127.0.0.1:${port}/metrics`;
     const before = await scrape(metricsUrl);
+    const throttledBefore = quota?.throttling();
     const base = `http://127.0.0.1:${port}/explain/`;
     const inCycle: number[] = [];
     const lookups: number[] = [];
@@ -198,6 +210,7 @@ export async function runExplainBench(n: number, o: ExplainBenchOptions): Promis
     }
     await Promise.all(inFlight);
     const after = await scrape(metricsUrl);
+    const throttledAfter = quota?.throttling();
     polling = false;
     await poller;
     return {
@@ -216,11 +229,21 @@ export async function runExplainBench(n: number, o: ExplainBenchOptions): Promis
       gc: gcDelta(before, after),
       states,
       loadAverage: os.loadavg(),
+      cpuQuota: o.cpuQuota ?? null,
+      throttling:
+        throttledBefore && throttledAfter
+          ? {
+              periods: throttledAfter.periods - throttledBefore.periods,
+              throttledPeriods: throttledAfter.throttledPeriods - throttledBefore.throttledPeriods,
+              throttledMs: throttledAfter.throttledMs - throttledBefore.throttledMs,
+            }
+          : null,
     };
   } finally {
     polling = false;
     agent.destroy();
     await batcher.stop();
+    quota?.remove();
     await sim.stop();
     rmSync(dir, { recursive: true, force: true });
   }

@@ -181,7 +181,8 @@ export function convergeRows(runs: readonly ConvergeRun[]): Row[] {
 /** Explain latency during a cycle: median over the runs, each run with its load average beside it. */
 export function explainRows(runs: readonly ExplainRun[]): Row[] {
   if (runs.length === 0) return [];
-  const k = `explain @${runs[0]!.components / 1000}k pending, during a cycle`;
+  const limit = runs[0]!.cpuQuota;
+  const k = `explain @${runs[0]!.components / 1000}k pending, during a cycle${limit === null ? '' : `, CPU limit ${limit}`}`;
   const picks: [string, (r: ExplainRun) => number | null, string][] = [
     ['answers timed', (r) => r.inCycle, ''],
     ['p50', (r) => r.p50Ms, ' ms'],
@@ -198,6 +199,12 @@ export function explainRows(runs: readonly ExplainRun[]): Row[] {
   }));
 }
 
+function throttled(r: ExplainRun): string {
+  const t = r.throttling;
+  if (r.cpuQuota === null || !t) return '';
+  return `CPU limit ${r.cpuQuota}: throttled in ${t.throttledPeriods} of ${t.periods} periods (${fmt(t.throttledMs, 0)} ms); `;
+}
+
 /** One run's line in the bench's log. */
 export function explainLine(r: ExplainRun): string {
   const gc = r.gc
@@ -209,7 +216,7 @@ export function explainLine(r: ExplainRun): string {
     `${r.inCycle} answers during ${r.cycles} cycles (${r.sent} sent ${JSON.stringify(r.states)}): p50 ${fmt(r.p50Ms, 2)} ms, ` +
     `p95 ${fmt(r.p95Ms, 2)} ms, p99 ${fmt(r.p99Ms, 2)} ms, max ${fmt(r.maxMs, 1)} ms; CFS lookups p50 ${fmt(r.lookupP50Ms, 2)} ms, ` +
     `p99 ${fmt(r.lookupP99Ms, 2)} ms; event-loop delay max ${fmt(r.loopDelayMaxMs, 1)} ms, p99 ${fmt(r.loopDelayP99Ms, 1)} ms; ` +
-    `GC ${gc}; load average ${r.loadAverage.map((x) => x.toFixed(2)).join(' ')}`
+    `GC ${gc}; ${throttled(r)}load average ${r.loadAverage.map((x) => x.toFixed(2)).join(' ')}`
   );
 }
 

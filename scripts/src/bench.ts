@@ -14,7 +14,8 @@
  * --node-options="..." (written with =, the batcher's, instead of the manifest's), --node-flags="..." (command-line
  * node flags instead of the batcher image's ENTRYPOINT ones), --no-rebuild (skip the restart measurement),
  * --batcher PATH (another build's entry script, relative to the repository, for back-to-back before/after runs),
- * --tracing (cycle bench with the tracing SDK on, spans exported to a local OTLP sink).
+ * --tracing (cycle bench with the tracing SDK on, spans exported to a local OTLP sink), --explain-cpu-limit C (the
+ * explain bench's batcher under a CPU quota of C CPUs, as the manifest's limits.cpu; needs root, cpu-quota.ts).
  * --only converge (not in the default run: the full matrix takes tens of minutes): time and batcher CPU from start
  * until every component is in a session (bench-converge.ts) at 10k, 50k and 100k (or --sizes), against a prompt
  * and a slow operator (--operators prompt,slow), shipped pacing and none (--pacing on,off); --runs applies.
@@ -110,6 +111,7 @@ async function main(): Promise<void> {
           runtimeEnv,
           nodeFlags,
           batcherScript: args.batcherScript,
+          ...(args.explainCpuLimit !== undefined ? { cpuQuota: args.explainCpuLimit } : {}),
           log,
         });
         explain.push(run);

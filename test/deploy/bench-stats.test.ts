@@ -31,6 +31,13 @@ describe('bench helpers', () => {
     expect(() => parseBenchArgs(['--transport', 'udp'])).toThrow(/nodelay or python/);
   });
 
+  it('takes a CPU limit for the explain bench as a positive number of CPUs, and refuses anything else', () => {
+    expect(parseBenchArgs(['--explain-cpu-limit', '0.5']).explainCpuLimit).toBe(0.5);
+    expect(parseBenchArgs([]).explainCpuLimit).toBeUndefined();
+    for (const bad of ['0', '-1', 'half', ''])
+      expect(() => parseBenchArgs([`--explain-cpu-limit=${bad}`])).toThrow(/--explain-cpu-limit must be a positive/);
+  });
+
   it("reads the batcher's event-loop delay and GC pauses from its /metrics, and the pauses between two scrapes", () => {
     const scrape = (majors: number, over10: number, sum: number, max: number) =>
       parseScrape(
