@@ -75,14 +75,19 @@ it('unknown: exit 1', async () => {
   expect(r.stdout).toMatch(/^Unknown: CFS has no component with this id/);
 });
 
-it.each([[[]], [['a', 'b']], [['x1 x2']], [['x1', '--url']], [['x1', '--url', 'ftp://h']], [['x1', '--bogus']]])(
-  'usage error %j: exit 2 and the usage line',
-  async (args) => {
-    const r = await run(args);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toContain('usage: node batcher/dist/explain.js ID');
-  },
-);
+it.each([
+  [[]],
+  [['a', 'b']],
+  [['x1 x2']],
+  [['x1', '--url']],
+  [['x1', '--url', 'ftp://h']],
+  [['x1', '--bogus']],
+  [['..']],
+])('usage error %j: exit 2 and the usage line', async (args) => {
+  const r = await run(args);
+  expect(r.code).toBe(2);
+  expect(r.stderr).toContain('usage: node batcher/dist/explain.js ID');
+});
 
 it('the batcher unreachable: exit 3, naming the URL', async () => {
   const url = `http://127.0.0.1:${await freePort()}`;
