@@ -5,7 +5,7 @@
  */
 import type { Server } from 'node:http';
 import request from 'supertest';
-import { serveMetrics } from '@cfs-batcher/batcher';
+import { createBatcher, serveMetrics } from '@cfs-batcher/batcher';
 import { ask, cycles, drive, explainApp } from './explain-harness';
 import {
   count,
@@ -101,6 +101,32 @@ drive('waiting_for_batch', null, 'pending in CFS but not collected yet: the next
   expect(a.body.batch).toMatchObject({ configuration: 'cfg', layers: '0', collected: false });
   return a;
 });
+
+drive(
+  'waiting_for_batch',
+  null,
+  'restarted and not rebuilt yet: no collect is promised before the rebuild',
+  async () => {
+    h = await startHarness({ seed: seed(['x1']) });
+    await cycles(h, 2); // the first instance puts x1 in a session
+    const name = [...h.sim.state.sessions.keys()][0]!;
+    // The new instance cannot read CFS's sessions, so it cannot rebuild: it collects and sends nothing meanwhile.
+    h.sim.faults.add({ match: 'GET /v3/sessions', action: { type: 'status', status: 503 } });
+    const restarted = createBatcher({ client: h.client, clock: h.clock, sleep: async () => undefined });
+    await cycles(h, 1, restarted);
+    expect(restarted.state.rebuilt).toBe(false);
+    expect(h.sim.state.sessions.get(name)).toBeDefined();
+    const before = count(h.sim, LOOKUP);
+    const a = await ask(explainApp(h, 4, restarted).app, 'x1');
+    expect(count(h.sim, LOOKUP)).toBe(before + 1);
+    expect(a.body.reason).toMatch(
+      /^Waiting for batch cfg layer 0: CFS lists it pending, but the batcher has not rebuilt its state from CFS's sessions since it started/,
+    );
+    expect(a.body.reason).not.toContain('files it in a batch');
+    expect(a.body.batch).toMatchObject({ collected: false, rebuilding: true });
+    return a;
+  },
+);
 
 drive('held', 'batcher_disable', 'disabled from the start: nothing collected, CFS says pending', async () => {
   h = await startHarness({ seed: seed(['x1'], {}, { batcher_disable: true }) });
