@@ -58,6 +58,7 @@ export type ExplainSource = Pick<
   | 'pacingCaps'
   | 'completions'
   | 'nextCycleAt'
+  | 'rebuilt'
 > & { readonly intents: { readonly heldUntil: number } };
 
 /** The wall-clock frame of one answer: `now` on the monotonic timeline, `offset` = wall - monotonic. */
