@@ -218,6 +218,13 @@ describe('the HTTP surface', () => {
     },
   );
 
+  it('a path that is not valid percent-encoding is told so, without repeating it', async () => {
+    h = await startHarness({ seed: seed(['x1']) });
+    const r = await request(explainApp(h).app).get('/explain/x1%E0%A4%A');
+    expect(r.status).toBe(400);
+    expect(r.body).toEqual({ error: 'bad_request', reason: 'the path is not valid percent-encoding' });
+  });
+
   it('GET only on known paths (405), unknown paths 404, /metrics unchanged', async () => {
     h = await startHarness({ seed: seed(['x1']) });
     await cycles(h, 1);
