@@ -5,7 +5,14 @@
  */
 import type { Server } from 'node:http';
 import request from 'supertest';
-import { createBatcher, serveMetrics } from '@cfs-batcher/batcher';
+import {
+  componentLookup,
+  createBatcher,
+  createBatcherApp,
+  createExplainer,
+  explainLookupClient,
+  serveMetrics,
+} from '@cfs-batcher/batcher';
 import { ask, cycles, drive, explainApp } from './explain-harness';
 import {
   count,
@@ -162,6 +169,30 @@ describe('CFS is protected', () => {
     }
     // Each 404 made exactly one call; a busy answer made none.
     expect(count(h.sim, LOOKUP)).toBe(statuses.filter((s) => s === 404).length);
+    expect(explainer.lookupsInFlight()).toBe(0);
+  });
+
+  it("CFS not answering the lookup: 503 at the client's request timeout, not a hang, one call", async () => {
+    h = await startHarness({ seed: seed(['x1']) });
+    await cycles(h, 1);
+    h.sim.faults.add({ match: 'GET /v3/components/*', action: { type: 'hang' } });
+    const lookups = explainLookupClient(
+      { baseUrl: h.url, retryBudgetMs: 30_000, requestTimeoutMs: 300, connectTimeoutMs: 300 },
+      h.batcher.metrics,
+    );
+    const explainer = createExplainer({
+      state: h.batcher.state,
+      clock: h.clock,
+      getComponent: componentLookup(lookups),
+      maxLookups: 4,
+    });
+    const before = count(h.sim, LOOKUP);
+    const r = await request(createBatcherApp(h.batcher.metrics.registry, explainer)).get('/explain/x2');
+    expect(r.status).toBe(503);
+    expect(r.headers['retry-after']).toBe('5');
+    expect(r.body).toMatchObject({ id: 'x2', error: 'cfs_unavailable' });
+    expect(r.body.reason).toContain('its CFS lookup failed (timeout)');
+    expect(count(h.sim, LOOKUP)).toBe(before + 1);
     expect(explainer.lookupsInFlight()).toBe(0);
   });
 
