@@ -59,6 +59,9 @@ export type ExplainSource = Pick<
   | 'completions'
   | 'nextCycleAt'
   | 'rebuilt'
+  | 'lastCycle'
+  | 'cfsLastError'
+  | 'cfsLastSuccess'
 > & { readonly intents: { readonly heldUntil: number } };
 
 /** The wall-clock frame of one answer: `now` on the monotonic timeline, `offset` = wall - monotonic. */
