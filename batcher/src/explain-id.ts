@@ -13,5 +13,7 @@ export function idRejection(id: string): string | null {
   if (id.length === 0) return 'the id is empty';
   if (id.length > EXPLAIN_ID_MAX_CHARS) return `the id is longer than ${EXPLAIN_ID_MAX_CHARS} characters`;
   if (!ID_CHARS.test(id)) return 'the id may hold only letters, digits, "_", "-", "." and ","';
+  // A URL path resolves these segments away: the CFS lookup would ask for the component list or the API root.
+  if (id === '.' || id === '..') return 'the id cannot be "." or ".."';
   return null;
 }

@@ -11,8 +11,21 @@ import https from 'node:https';
 import { idRejection } from './explain-id';
 
 const USAGE = 'usage: node batcher/dist/explain.js ID [--url http://127.0.0.1:9088] [--json]';
-/** Longer than one CFS lookup (the request timeout, 10 s by default) so the batcher's own answer arrives. */
+/** The least wait for an answer: twice one CFS lookup at the default request timeout (10 s). */
 const ANSWER_TIMEOUT_MS = 20_000;
+/** Beyond the lookup's own deadline, for the batcher to answer once it has CFS's word. */
+const ANSWER_MARGIN_MS = 5_000;
+
+/**
+ * Pure: how long to wait for the batcher. Its CFS lookup may take up to CFS_REQUEST_TIMEOUT_MS (the container's
+ * environment is the batcher's), and a command that gave up first would blame the batcher for a slow CFS.
+ */
+export function answerTimeoutMs(env: NodeJS.ProcessEnv): number {
+  const lookup = Number(env.CFS_REQUEST_TIMEOUT_MS);
+  return Number.isInteger(lookup) && lookup > 0
+    ? Math.max(ANSWER_TIMEOUT_MS, lookup + ANSWER_MARGIN_MS)
+    : ANSWER_TIMEOUT_MS;
+}
 
 export interface ExplainArgs {
   id: string;
@@ -72,17 +85,17 @@ export function exitCodeOf(status: number, body: Record<string, unknown>): numbe
   return 3;
 }
 
-function get(url: string): Promise<{ status: number; text: string }> {
+function get(url: string, timeoutMs: number): Promise<{ status: number; text: string }> {
   const lib = url.startsWith('https:') ? https : http;
   return new Promise((resolve, reject) => {
-    const req = lib.get(url, { timeout: ANSWER_TIMEOUT_MS, headers: { Accept: 'application/json' } }, (res) => {
+    const req = lib.get(url, { timeout: timeoutMs, headers: { Accept: 'application/json' } }, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (c: string) => (text += c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
       res.on('error', reject);
     });
-    req.on('timeout', () => req.destroy(new Error(`no answer within ${ANSWER_TIMEOUT_MS / 1000} s`)));
+    req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs / 1000} s`)));
     req.on('error', reject);
   });
 }
@@ -95,7 +108,7 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   let answer: { status: number; text: string };
   try {
-    answer = await get(`${args.url}/explain/${encodeURIComponent(args.id)}`);
+    answer = await get(`${args.url}/explain/${encodeURIComponent(args.id)}`, answerTimeoutMs(process.env));
   } catch (err) {
     const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
     process.stderr.write(

@@ -56,7 +56,9 @@ export function createBatcherApp(registry: Registry, explainer?: Explainer): Exp
     const status = (err as { status?: unknown }).status;
     const code = typeof status === 'number' && status >= 400 && status < 500 ? status : 500;
     if (code === 500) logMain.error('HTTP request failed', { error: errorMessage(err) });
-    res.status(code).json({ error: code === 500 ? 'internal_error' : 'bad_request', reason: 'the request failed' });
+    // The router's decoding failure is a URIError; its message repeats the path, so it is not passed on.
+    const reason = err instanceof URIError ? 'the path is not valid percent-encoding' : 'the request failed';
+    res.status(code).json({ error: code === 500 ? 'internal_error' : 'bad_request', reason });
   });
   return app;
 }

@@ -177,6 +177,28 @@ describe('the HTTP surface', () => {
     expect(count(h.sim, LOOKUP)).toBe(0);
   });
 
+  it.each([['.'], ['..'], ['%2E'], ['%2e.']])(
+    'the dot segment %s is refused with 400 before CFS is asked anything',
+    async (raw) => {
+      // URL resolution turns /components/. into the whole list and /components/.. into the API root: a request
+      // for those would make CFS answer a list, and the batcher then reports a failing CFS.
+      h = await startHarness({ seed: seed(['x1']) });
+      await cycles(h, 1);
+      h.sim.stats.reset();
+      const r = await request(explainApp(h).app).get(`/explain/${raw}`);
+      expect(r.status).toBe(400);
+      expect(r.body).toMatchObject({ error: 'invalid_id' });
+      expect(h.sim.stats.snapshot().total).toBe(0);
+    },
+  );
+
+  it('a path that is not valid percent-encoding is told so, without repeating it', async () => {
+    h = await startHarness({ seed: seed(['x1']) });
+    const r = await request(explainApp(h).app).get('/explain/x1%E0%A4%A');
+    expect(r.status).toBe(400);
+    expect(r.body).toEqual({ error: 'bad_request', reason: 'the path is not valid percent-encoding' });
+  });
+
   it('GET only on known paths (405), unknown paths 404, /metrics unchanged', async () => {
     h = await startHarness({ seed: seed(['x1']) });
     await cycles(h, 1);

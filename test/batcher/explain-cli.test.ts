@@ -8,7 +8,7 @@ import path from 'node:path';
 import { serveMetrics, serverPort } from '@cfs-batcher/batcher';
 import { requireBuilt } from '../helpers/built';
 import { freePort } from '../helpers/ports';
-import { detailLines, exitCodeOf, parseExplainArgs } from '../../batcher/src/explain';
+import { answerTimeoutMs, detailLines, exitCodeOf, parseExplainArgs } from '../../batcher/src/explain';
 import { explainApp } from './explain-harness';
 import { fastOptions, harnessLifecycle, putComponents, putConfig, startHarness, type Harness } from './harness';
 
@@ -75,14 +75,19 @@ it('unknown: exit 1', async () => {
   expect(r.stdout).toMatch(/^Unknown: CFS has no component with this id/);
 });
 
-it.each([[[]], [['a', 'b']], [['x1 x2']], [['x1', '--url']], [['x1', '--url', 'ftp://h']], [['x1', '--bogus']]])(
-  'usage error %j: exit 2 and the usage line',
-  async (args) => {
-    const r = await run(args);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toContain('usage: node batcher/dist/explain.js ID');
-  },
-);
+it.each([
+  [[]],
+  [['a', 'b']],
+  [['x1 x2']],
+  [['x1', '--url']],
+  [['x1', '--url', 'ftp://h']],
+  [['x1', '--bogus']],
+  [['..']],
+])('usage error %j: exit 2 and the usage line', async (args) => {
+  const r = await run(args);
+  expect(r.code).toBe(2);
+  expect(r.stderr).toContain('usage: node batcher/dist/explain.js ID');
+});
 
 it('the batcher unreachable: exit 3, naming the URL', async () => {
   const url = `http://127.0.0.1:${await freePort()}`;
@@ -97,6 +102,13 @@ describe('pure parts', () => {
     expect(parseExplainArgs(['x1'], { METRICS_PORT: '9100' })).toMatchObject({ url: 'http://127.0.0.1:9100' });
     expect(parseExplainArgs(['--url=http://h:1/', 'x1'], {})).toMatchObject({ url: 'http://h:1' });
     expect(parseExplainArgs(['x'.repeat(65)], {})).toEqual({ error: 'the id is longer than 64 characters' });
+  });
+
+  it("waits longer than the batcher's CFS lookup may take (CFS_REQUEST_TIMEOUT_MS, as the container has it)", () => {
+    expect(answerTimeoutMs({})).toBe(20_000);
+    expect(answerTimeoutMs({ CFS_REQUEST_TIMEOUT_MS: '10000' })).toBe(20_000);
+    expect(answerTimeoutMs({ CFS_REQUEST_TIMEOUT_MS: '60000' })).toBeGreaterThan(60_000);
+    expect(answerTimeoutMs({ CFS_REQUEST_TIMEOUT_MS: 'soon' })).toBe(20_000);
   });
 
   it('flattens the details and maps answers to exit codes', () => {

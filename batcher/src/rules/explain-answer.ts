@@ -3,7 +3,7 @@
  * names (docs/CONTRACTS.md, "Explain"), the holds that stop every create, and the sentence of a hold.
  */
 import type { BatcherState } from '../state';
-import { backoffUntil, isBackingOff } from './backoff';
+import { RECENT_SESSIONS_SIZE, backoffUntil, isBackingOff } from './backoff';
 import { idProblem } from './component';
 import { isoAt, whenAt } from './explain-text';
 
@@ -58,6 +58,10 @@ export type ExplainSource = Pick<
   | 'pacingCaps'
   | 'completions'
   | 'nextCycleAt'
+  | 'rebuilt'
+  | 'lastCycle'
+  | 'cfsLastError'
+  | 'cfsLastSuccess'
 > & { readonly intents: { readonly heldUntil: number } };
 
 /** The wall-clock frame of one answer: `now` on the monotonic timeline, `offset` = wall - monotonic. */
@@ -108,7 +112,7 @@ export function globalHold(s: ExplainSource, c: ExplainClock): Hold | null {
   if (isBackingOff(s.backoff, c.now))
     return {
       why: 'backoff',
-      text: `the 20 most recent sessions failed, so session creation is halted for ${s.backoff.currentS} s`,
+      text: `the ${RECENT_SESSIONS_SIZE} most recent sessions failed, so session creation is halted for ${s.backoff.currentS} s`,
       until: backoffUntil(s.backoff, c.now),
       backoff_s: s.backoff.currentS,
     };

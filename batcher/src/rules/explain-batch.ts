@@ -72,6 +72,8 @@ function readyHold(s: ExplainSource, b: Batch, c: ExplainClock, global: Hold | n
       create_failures: b.createFailures,
     };
   }
+  const failing = failingCycles(s, c);
+  if (failing !== null) return failing;
   const paced = s.pacing.limited;
   if (paced !== null)
     return {
@@ -99,6 +101,20 @@ function readyHold(s: ExplainSource, b: Batch, c: ExplainClock, global: Hold | n
     why: 'next_send',
     text: `the batch is ${b.members.size >= s.options.batch_size ? 'full' : 'past its window'} and goes out in the next send phase`,
     until: nextSend(s, c),
+  };
+}
+
+/** The last cycle failed on CFS and none has succeeded since: no send phase is reached until CFS answers. */
+function failingCycles(s: ExplainSource, c: ExplainClock): Hold | null {
+  const err = s.cfsLastError;
+  if (s.lastCycle?.outcome !== 'error' || err === null) return null;
+  if (s.cfsLastSuccess !== null && s.cfsLastSuccess > err.at_ms) return null;
+  const good = s.cfsLastSuccess === null ? 'the batcher started' : clockAt(s.cfsLastSuccess, c.offset);
+  return {
+    why: err.kind === 'http' || err.kind === 'invalid-response' ? 'cfs_refusing' : 'cfs_timeout',
+    text: `the batcher's cycles fail on CFS (${err.message}, at ${clockAt(err.at_ms, c.offset)}; no cycle has succeeded since ${good}), so nothing is sent until CFS answers`,
+    until: nextSend(s, c),
+    cfs: err.message,
   };
 }
 

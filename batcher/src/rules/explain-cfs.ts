@@ -103,23 +103,22 @@ export function explainFromCfs(s: ExplainSource, id: string, raw: CfsComponent, 
   if (!r.ok) return notBatchedRecord(id, r.reason, 'cfs', c);
   const next = nextSend(s, c);
   const key = `${r.component.configName} ${layersText(r.component.configLimit)}`;
-  return answer(
-    id,
-    'waiting_for_batch',
-    `Waiting for batch ${key}: CFS lists it pending but the batcher has not collected it yet; the next collect, at ${whenAt(next, c.now, c.offset)}, files it in a batch.`,
-    'cfs',
-    c,
-    {
-      batch: {
-        configuration: r.component.configName,
-        layers: r.component.configLimit,
-        members: null,
-        batch_size: s.options.batch_size,
-        batch_window_s: s.options.batch_window,
-        collected: false,
-        next_collect_at: isoAt(next, c.offset),
-      },
-      cfs,
+  const at = whenAt(next, c.now, c.offset);
+  // Before the rebuild nothing is collected, and the node may be in a session of the previous instance.
+  const reason = s.rebuilt
+    ? `Waiting for batch ${key}: CFS lists it pending but the batcher has not collected it yet; the next collect, at ${at}, files it in a batch.`
+    : `Waiting for batch ${key}: CFS lists it pending, but the batcher has not rebuilt its state from CFS's sessions since it started (it may be in a session of the previous instance) and collects nothing until it has; the next attempt is at ${at}.`;
+  return answer(id, 'waiting_for_batch', reason, 'cfs', c, {
+    batch: {
+      configuration: r.component.configName,
+      layers: r.component.configLimit,
+      members: null,
+      batch_size: s.options.batch_size,
+      batch_window_s: s.options.batch_window,
+      collected: false,
+      rebuilding: !s.rebuilt,
+      next_collect_at: isoAt(next, c.offset),
     },
-  );
+    cfs,
+  });
 }
