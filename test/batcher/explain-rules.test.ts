@@ -70,6 +70,22 @@ describe('from memory', () => {
     expect(a.reason).toContain('halted for 120 s');
   });
 
+  it('an open window while pacing holds ready batches: still waiting for the window, and says what holds it next', () => {
+    const s = newState();
+    s.options = { ...s.options, batch_window: 60, batch_size: 25 };
+    filed(s, 'x1');
+    const open = explainFromMemory(s, 'x1', at(T0 + 1000))!;
+    expect(open.state).toBe('waiting_for_batch');
+    expect(open.reason).not.toContain('held');
+    expect(open).not.toHaveProperty('then_held');
+    s.pacing.pendingSessions = 40;
+    s.pacing.limited = { why: 'pending_cap', reason: '40 batcher sessions are pending in CFS (cap 40)', until: null };
+    const a = explainFromMemory(s, 'x1', at(T0 + 1000))!;
+    expect(a.state).toBe('waiting_for_batch');
+    expect(a.reason).toMatch(/window ends.*Ready batches are held at the moment: 40 batcher sessions are pending/);
+    expect(a).toMatchObject({ then_held: { why: 'pacing' } });
+  });
+
   it('a session that ended with completion writes left: in_session, how many writes, when they are retried', () => {
     const s = newState();
     s.options = { ...s.options, batch_size: 1 };

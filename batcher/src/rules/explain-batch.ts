@@ -39,13 +39,19 @@ export function queued(s: ExplainSource, id: string, b: Batch, c: ExplainClock):
     if (global !== null && (global.until === null || global.until > windowEnd))
       return heldAnswer(id, global, c, { batch });
     const count = `${b.members.size} of ${s.options.batch_size}`;
+    // The window is the wait now; a hold on ready batches (pacing, CFS trouble) is the wait that follows it.
+    const then = readyHold(s, b, c, null);
+    const after = then.why === 'next_send' ? '' : ` Ready batches are held at the moment: ${then.text}.`;
     return answer(
       id,
       'waiting_for_batch',
-      `Waiting for batch ${batchName(b)} (${count}); it is sent at ${whenAt(windowEnd, c.now, c.offset)} when the ${s.options.batch_window} s window ends, or sooner if it fills.`,
+      `Waiting for batch ${batchName(b)} (${count}); it is sent at ${whenAt(windowEnd, c.now, c.offset)} when the ${s.options.batch_window} s window ends, or sooner if it fills.${after}`,
       'batcher',
       c,
-      { batch: { ...batch, window_ends_at: isoAt(windowEnd, c.offset), sent_when: 'window_end_or_full' } },
+      {
+        batch: { ...batch, window_ends_at: isoAt(windowEnd, c.offset), sent_when: 'window_end_or_full' },
+        ...(after ? { then_held: { why: then.why, text: then.text } } : {}),
+      },
     );
   }
   return heldAnswer(id, readyHold(s, b, c, global), c, { batch });
