@@ -30,7 +30,14 @@ const UNIT = [
   'shared/env-names',
   'shared/logger',
   'sidecar/heartbeat-ext',
-  'sidecar/verdict',
+  'sidecar/verdict-config',
+  'sidecar/verdict-freshness',
+  'sidecar/verdict-phase-budget',
+  'sidecar/verdict-progress',
+  'sidecar/verdict-robustness',
+  'sidecar/verdict-stall-clock',
+  'sidecar/verdict-startup',
+  'sidecar/verdict-unreadable',
   'sim/status',
 ];
 
