@@ -51,7 +51,10 @@ const UNIT = [
 
 const E2E = [
   'e2e/ambiguous-creates',
-  'e2e/bad-start',
+  'e2e/bad-start-cfs-url',
+  'e2e/bad-start-cli',
+  'e2e/bad-start-failures',
+  'e2e/bad-start-settings',
   'batcher/process',
   'deploy/images-dockerfile-helpers',
   'deploy/images-dockerfiles',
