@@ -1,4 +1,5 @@
 /** Record builders shared by the batcher tests. */
+import { toBatchComponent, type BatchComponent } from '@cfs-batcher/batcher';
 import type { CfsComponent } from '@cfs-batcher/shared';
 
 export const COMMIT_A = 'a'.repeat(40);
@@ -27,4 +28,11 @@ export function rawComponent(id: string, over: Partial<CfsComponent> & Record<st
     configuration_status: 'pending',
     ...over,
   };
+}
+
+/** A raw component turned into the batcher's view of it; a record the batcher would reject throws. */
+export function comp(id: string, over: Parameters<typeof rawComponent>[1] = {}): BatchComponent {
+  const r = toBatchComponent(rawComponent(id, over));
+  if (!r.ok) throw new Error(r.reason);
+  return r.component;
 }

@@ -6,6 +6,9 @@ import { parseAllDocuments } from 'yaml';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
 export const KUBECTL = process.env.KUBECTL ?? 'kubectl';
+/** The two containers of the pod, as the Deployment names them. */
+export const BATCHER = 'cfs-batcher';
+export const SIDECAR = 'health-sidecar';
 
 export type K8sObject = {
   apiVersion: string;

@@ -1,7 +1,7 @@
 /**
  * telemetry.ts and the NodeSDK bootstrap inside jest: manual spans through startTelemetry() with an in-memory
- * exporter (auto-instrumentation does nothing under jest; traces-e2e.test.ts covers it, and tracing-bootstrap.test.ts
- * what a fresh process loads, exports and logs).
+ * exporter (auto-instrumentation does nothing under jest; traces-batcher-e2e.test.ts covers it, and
+ * tracing-bootstrap.test.ts what a fresh process loads, exports and logs).
  */
 import { SpanStatusCode, context, diag, propagation, trace } from '@opentelemetry/api';
 import {

@@ -101,3 +101,19 @@ export class Timeline {
     return this.read(ok(heartbeat({ written_at_ms: this.now.wallMs, ...over })));
   }
 }
+
+/** Runs a batcher that writes every `step` ms, advancing the sequence, until `untilMs`. */
+export function healthyFor(
+  tl: Timeline,
+  untilMs: number,
+  step = 5000,
+  over: Parameters<Timeline['write']>[0] = {},
+): number {
+  let seq = (tl.history.current?.maxSequence ?? 0) + 1;
+  for (let elapsed = 0; elapsed < untilMs && elapsed < 3_600_000; elapsed += step) {
+    tl.advance(step);
+    const v = tl.write({ sequence: seq++, ...over });
+    expect(v.live).toBe(true);
+  }
+  return seq;
+}
