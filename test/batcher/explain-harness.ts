@@ -2,7 +2,8 @@
  * The batcher's HTTP app over a harness batcher (its state, its fake clock, a lookup client on the simulator), and
  * `drive()`: a test that puts the real batcher into an explain state and checks the answer is in it. The coverage
  * test (explain-coverage.test.ts) reads the `drive(...)` calls of the explain test files and fails when a state or
- * reason docs/CONTRACTS.md lists has none.
+ * reason docs/CONTRACTS.md lists has none. `memoryAsker()` and `hhmmss()` serve the tests that check an answer
+ * comes from the batcher's memory and quote the times its sentence names.
  */
 import request from 'supertest';
 import type { Express } from 'express';
@@ -17,7 +18,7 @@ import {
   type HoldReason,
   type NotBatchedReason,
 } from '@cfs-batcher/batcher';
-import type { Harness } from './harness';
+import { count, type Harness } from './harness';
 
 export interface Answer {
   status: number;
@@ -81,4 +82,24 @@ export async function cycles(h: Harness, n: number, b: Batcher = h.batcher, step
     h.clock.advance(stepMs);
     await b.runCycle();
   }
+}
+
+/** "14:02:10 UTC" of a monotonic instant of the fake clock (its wall clock does not jump here). */
+export const hhmmss = (t: number): string => `${new Date(t).toISOString().slice(11, 19)} UTC`;
+
+const LOOKUP = 'GET /v3/components/{component_id}';
+
+/**
+ * `askMemory(id, b?)` over the running test's harness (`current()`) and its batcher (or `b`): asks about `id` and
+ * checks that the memory answered (no CFS lookup).
+ */
+export function memoryAsker(current: () => Harness): (id: string, b?: Batcher) => Promise<Answer> {
+  return async (id, b = current().batcher) => {
+    const h = current();
+    const before = count(h.sim, LOOKUP);
+    const a = await ask(explainApp(h, 4, b).app, id);
+    expect(count(h.sim, LOOKUP)).toBe(before);
+    expect(a.body.source).toBe('batcher');
+    return a;
+  };
 }
