@@ -33,7 +33,7 @@ interface LockEntry {
 }
 
 /** Pure: the package names a workspace's production install holds, walking package-lock.json from that workspace. */
-export function runtimeClosure(lock: { packages: Record<string, LockEntry> }, workspace: string): Set<string> {
+function runtimeClosure(lock: { packages: Record<string, LockEntry> }, workspace: string): Set<string> {
   const seen = new Set<string>();
   const queue: [string, string][] = Object.keys(lock.packages[workspace]?.dependencies ?? {}).map((n) => [
     workspace,
