@@ -17,8 +17,9 @@ import {
 } from './schemas';
 import {
   chunkIds,
+  componentListQuery,
   nextToParams,
-  tagsParam,
+  sessionListQuery,
   type ComponentFilter,
   type ComponentPage,
   type ComponentPatch,
@@ -26,7 +27,7 @@ import {
   type SessionFilter,
   type SessionPage,
 } from './requests';
-import { Transport } from './transport';
+import { Transport, type CallSpec } from './transport';
 import type { CfsClientOptions } from './client-options';
 import { TURN_SLICE_MS, Turns } from '../turns';
 
@@ -47,6 +48,11 @@ const TEMPLATES = Object.freeze({
   configuration: '/configurations/{configuration_id}',
 });
 type Template = keyof typeof TEMPLATES;
+
+/** The path of a template below the base URL, its one placeholder (if any) filled with the encoded id. */
+function pathOf(template: Template, id?: string): string {
+  return TEMPLATES[template].replace(/\{[a-z_]+\}/, () => encodeURIComponent(id ?? ''));
+}
 
 export interface CallOptions {
   signal?: AbortSignal;
@@ -116,6 +122,19 @@ export class CfsClient {
     return parsed.data;
   }
 
+  /** One call that answers one record: sent, then validated against its schema (a CfsError otherwise). */
+  private async answer<T>(
+    schema: z.ZodType<T>,
+    method: CallSpec['method'],
+    template: Template,
+    c: { id?: string; params?: Record<string, string>; body?: unknown; signal?: AbortSignal | undefined },
+  ): Promise<T> {
+    const path = pathOf(template, c.id);
+    const route = this.route(template);
+    const body = await this.transport.call({ method, path, route, params: c.params, body: c.body, signal: c.signal });
+    return this.parse(schema, body, route, method, path);
+  }
+
   /** Pages through one list endpoint, following `next` exactly; validates the envelope and each record. */
   private async *pages<T>(list: PagedList<T>): AsyncGenerator<{ valid: T[]; invalid: InvalidRecord[] }> {
     const path = TEMPLATES[list.endpoint];
@@ -147,14 +166,7 @@ export class CfsClient {
   }
 
   async *listComponents(filter: ComponentFilter, o: ListOptions = {}): AsyncGenerator<ComponentPage> {
-    const base: Record<string, string> = {};
-    if (filter.status !== undefined) base.status = filter.status;
-    if (filter.enabled !== undefined) base.enabled = String(filter.enabled);
-    if (filter.config_name !== undefined) base.config_name = filter.config_name;
-    if (filter.tags && Object.keys(filter.tags).length > 0) base.tags = tagsParam(filter.tags);
-    if (filter.config_details !== undefined) base.config_details = String(filter.config_details);
-    if (filter.state_details !== undefined) base.state_details = String(filter.state_details);
-    if (o.pageSize !== undefined) base.limit = String(o.pageSize);
+    const base = componentListQuery(filter, o.pageSize);
     const idChunks = filter.ids === undefined ? [undefined] : chunkIds(filter.ids);
     for (const ids of idChunks) {
       const params = ids === undefined ? base : { ...base, ids };
@@ -185,41 +197,18 @@ export class CfsClient {
     q: { config_details?: boolean; state_details?: boolean } = {},
     o: CallOptions = {},
   ): Promise<CfsComponent> {
-    const path = `/components/${encodeURIComponent(id)}`;
     const params: Record<string, string> = {};
     if (q.config_details !== undefined) params.config_details = String(q.config_details);
     if (q.state_details !== undefined) params.state_details = String(q.state_details);
-    const body = await this.transport.call({
-      method: 'GET',
-      path,
-      route: this.route('component'),
-      params,
-      signal: o.signal,
-    });
-    return this.parse(cfsSchemas.component, body, this.route('component'), 'GET', path);
+    return this.answer(cfsSchemas.component, 'GET', 'component', { id, params, signal: o.signal });
   }
 
   async patchComponent(id: string, patch: ComponentPatch, o: CallOptions = {}): Promise<CfsComponent> {
-    const path = `/components/${encodeURIComponent(id)}`;
-    const body = await this.transport.call({
-      method: 'PATCH',
-      path,
-      route: this.route('component'),
-      body: patch,
-      signal: o.signal,
-    });
-    return this.parse(cfsSchemas.component, body, this.route('component'), 'PATCH', path);
+    return this.answer(cfsSchemas.component, 'PATCH', 'component', { id, body: patch, signal: o.signal });
   }
 
   async *listSessions(filter: SessionFilter, o: ListOptions = {}): AsyncGenerator<SessionPage> {
-    const params: Record<string, string> = {};
-    for (const key of ['name_contains', 'status', 'succeeded', 'min_age', 'max_age'] as const) {
-      const v = filter[key];
-      if (v !== undefined) params[key] = v;
-    }
-    if (filter.tags && Object.keys(filter.tags).length > 0) params.tags = tagsParam(filter.tags);
-    const limit = filter.limit ?? o.pageSize;
-    if (limit !== undefined) params.limit = String(limit);
+    const params = sessionListQuery(filter, o.pageSize);
     for await (const p of this.pages({
       endpoint: 'sessions',
       params,
@@ -243,61 +232,27 @@ export class CfsClient {
   }
 
   async getSession(name: string, o: CallOptions = {}): Promise<CfsSession> {
-    const path = `/sessions/${encodeURIComponent(name)}`;
-    const body = await this.transport.call({
-      method: 'GET',
-      path,
-      route: this.route('session'),
-      signal: o.signal,
-    });
-    return this.parse(cfsSchemas.session, body, this.route('session'), 'GET', path);
+    return this.answer(cfsSchemas.session, 'GET', 'session', { id: name, signal: o.signal });
   }
 
   async createSession(create: SessionCreate, o: CallOptions = {}): Promise<CfsSession> {
-    const body = await this.transport.call({
-      method: 'POST',
-      path: TEMPLATES.sessions,
-      route: this.route('sessions'),
-      body: create,
-      signal: o.signal,
-    });
-    return this.parse(cfsSchemas.session, body, this.route('sessions'), 'POST', TEMPLATES.sessions);
+    return this.answer(cfsSchemas.session, 'POST', 'sessions', { body: create, signal: o.signal });
   }
 
   async deleteSession(name: string, o: CallOptions = {}): Promise<void> {
-    const path = `/sessions/${encodeURIComponent(name)}`;
+    const path = pathOf('session', name);
     await this.transport.call({ method: 'DELETE', path, route: this.route('session'), signal: o.signal });
   }
 
   async getOptions(o: CallOptions = {}): Promise<Record<string, unknown>> {
-    const body = await this.transport.call({
-      method: 'GET',
-      path: TEMPLATES.options,
-      route: this.route('options'),
-      signal: o.signal,
-    });
-    return this.parse(cfsSchemas.options, body, this.route('options'), 'GET', TEMPLATES.options);
+    return this.answer(cfsSchemas.options, 'GET', 'options', { signal: o.signal });
   }
 
   async patchOptions(patch: Record<string, unknown>, o: CallOptions = {}): Promise<Record<string, unknown>> {
-    const body = await this.transport.call({
-      method: 'PATCH',
-      path: TEMPLATES.options,
-      route: this.route('options'),
-      body: patch,
-      signal: o.signal,
-    });
-    return this.parse(cfsSchemas.options, body, this.route('options'), 'PATCH', TEMPLATES.options);
+    return this.answer(cfsSchemas.options, 'PATCH', 'options', { body: patch, signal: o.signal });
   }
 
   async getConfiguration(name: string, o: CallOptions = {}): Promise<CfsConfiguration> {
-    const path = `/configurations/${encodeURIComponent(name)}`;
-    const body = await this.transport.call({
-      method: 'GET',
-      path,
-      route: this.route('configuration'),
-      signal: o.signal,
-    });
-    return this.parse(cfsSchemas.configuration, body, this.route('configuration'), 'GET', path);
+    return this.answer(cfsSchemas.configuration, 'GET', 'configuration', { id: name, signal: o.signal });
   }
 }

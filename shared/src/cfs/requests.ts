@@ -1,7 +1,7 @@
 /**
  * The shapes of what the client sends and gets back in lists (filters, patches, session creates, pages) and the pure
- * query helpers: ids cut into chunks a request line can carry, tags as CFS's `k=v,k=v`, a server's `next` as the
- * following page's query.
+ * query helpers: a list's first query from its filter, ids cut into chunks a request line can carry, tags as CFS's
+ * `k=v,k=v`, a server's `next` as the following page's query.
  */
 import type { CfsComponent, CfsSession, InvalidRecord } from './schemas';
 
@@ -95,4 +95,30 @@ export function nextToParams(next: Record<string, unknown>): Record<string, stri
       typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : JSON.stringify(v);
   }
   return params;
+}
+
+/** The first page's query of a component list (without `ids`: they go in chunks, chunkIds). */
+export function componentListQuery(filter: ComponentFilter, pageSize: number | undefined): Record<string, string> {
+  const q: Record<string, string> = {};
+  if (filter.status !== undefined) q.status = filter.status;
+  if (filter.enabled !== undefined) q.enabled = String(filter.enabled);
+  if (filter.config_name !== undefined) q.config_name = filter.config_name;
+  if (filter.tags && Object.keys(filter.tags).length > 0) q.tags = tagsParam(filter.tags);
+  if (filter.config_details !== undefined) q.config_details = String(filter.config_details);
+  if (filter.state_details !== undefined) q.state_details = String(filter.state_details);
+  if (pageSize !== undefined) q.limit = String(pageSize);
+  return q;
+}
+
+/** The first page's query of a session list; the filter's own `limit` (one page only) wins over the page size. */
+export function sessionListQuery(filter: SessionFilter, pageSize: number | undefined): Record<string, string> {
+  const q: Record<string, string> = {};
+  for (const key of ['name_contains', 'status', 'succeeded', 'min_age', 'max_age'] as const) {
+    const v = filter[key];
+    if (v !== undefined) q[key] = v;
+  }
+  if (filter.tags && Object.keys(filter.tags).length > 0) q.tags = tagsParam(filter.tags);
+  const limit = filter.limit ?? pageSize;
+  if (limit !== undefined) q.limit = String(limit);
+  return q;
 }
