@@ -3,7 +3,7 @@
  * ansible.limit that exist, and component state is written the way CFS's Ansible callback plugin writes it.
  */
 import { applyComponentPatch } from './component-patch';
-import type { HostOutcome } from './operator';
+import type { HostOutcome } from './outcomes';
 import type { SimState } from './state';
 import type { ConfigLayer, Session } from './types';
 

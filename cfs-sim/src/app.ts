@@ -1,19 +1,17 @@
-/** The express application: fault + stats middleware, optional spec validator, CFS v3 routes, /__sim control API. */
+/**
+ * The express application's pipeline: stats and fault middleware, the /__sim control API, the optional spec
+ * validator, then the CFS v3 routes (routes.ts) and the problem+json replies for what they reject.
+ */
 import express, { type NextFunction, type Request, type Response } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import { getLogger } from '@cfs-batcher/shared';
-import * as components from './components';
-import * as configurations from './configurations';
 import { controlRouter, type ControlDeps } from './control';
-import * as options from './options';
 import { ProblemError, problemBody } from './problem';
-import * as sessions from './sessions';
-import { memberSnapshots, type MemberSnapshot } from './snapshot';
+import { addCfsRoutes } from './routes';
+import { memberSnapshots } from './snapshot';
 import type { SimDeps } from './deps';
 
 const log = getLogger('cfs-sim');
-
-export const VERSION = { major: '1', minor: '31', patch: '1' };
 
 /** Query params the spec types as boolean: connexion accepts True/TRUE, ajv only true/false, so normalise. */
 const BOOLEAN_QUERY = new Set(['enabled', 'state_details', 'config_details', 'in_use', 'drop_branches']);
@@ -33,30 +31,13 @@ function normaliseBooleans(req: Request, _res: Response, next: NextFunction): vo
   next();
 }
 
-type Handler = (req: Request, res: Response) => void;
-
-/** Wraps a route so a thrown ProblemError becomes its problem+json reply. */
-function route(fn: Handler) {
-  return (req: Request, res: Response, next: NextFunction): void => {
-    try {
-      fn(req, res);
-    } catch (err) {
-      next(err);
-    }
-  };
-}
-
-function param(req: Request, name: string): string {
-  return String(req.params[name]);
-}
-
 export interface AppOptions {
   /** Patched spec document; validation is off when undefined. */
   spec?: Record<string, unknown>;
 }
 
 export function createApp(deps: SimDeps & ControlDeps, opts: AppOptions = {}): express.Express {
-  const { state, operator, faults, stats, now } = deps;
+  const { state, faults, stats } = deps;
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -89,132 +70,7 @@ export function createApp(deps: SimDeps & ControlDeps, opts: AppOptions = {}): e
     );
   }
 
-  const version = route((_req, res) => void res.json(VERSION));
-  app.get('/', version);
-  app.get('/versions', version);
-  app.get('/v3', version);
-  app.get(
-    '/healthz',
-    route((_req, res) => {
-      const ok = state.health.db_status === 'ok' && state.health.kafka_status === 'ok';
-      res.status(ok ? 200 : 503).json(state.health);
-    }),
-  );
-
-  app.get(
-    '/v3/options',
-    route((_req, res) => void res.json(options.getOptions(state))),
-  );
-  app.patch(
-    '/v3/options',
-    route((req, res) => void res.json(options.patchOptions(state, req.body))),
-  );
-
-  app.get(
-    '/v3/components',
-    route((req, res) => void res.json(components.listComponents(state, req.query as never))),
-  );
-  app.put(
-    '/v3/components',
-    route((req, res) => void res.json(components.putComponents(state, req.body, now()))),
-  );
-  app.patch(
-    '/v3/components',
-    route((req, res) => void res.json(components.patchComponents(state, req.body, now()))),
-  );
-  app.get(
-    '/v3/components/:component_id',
-    route((req, res) => void res.json(components.getComponent(state, param(req, 'component_id'), req.query as never))),
-  );
-  app.put(
-    '/v3/components/:component_id',
-    route((req, res) => void res.json(components.putComponent(state, param(req, 'component_id'), req.body, now()))),
-  );
-  app.patch(
-    '/v3/components/:component_id',
-    route((req, res) => void res.json(components.patchComponent(state, param(req, 'component_id'), req.body, now()))),
-  );
-  app.delete(
-    '/v3/components/:component_id',
-    route((req, res) => {
-      const id = param(req, 'component_id');
-      if (!state.deleteComponent(id)) throw components.notFound(id);
-      res.status(204).end();
-    }),
-  );
-
-  app.get(
-    '/v3/sessions',
-    route((req, res) => void res.json(sessions.listSessions(state, req.query as never, now()))),
-  );
-  app.post(
-    '/v3/sessions',
-    route((req, res) => {
-      const s = sessions.createSession(state, req.body, now());
-      const fault =
-        res.locals.fault === undefined ? undefined : `${String(res.locals.faultPhase)}:${String(res.locals.fault)}`;
-      operator.onCreated(s, {
-        fault,
-        receivedMs: res.locals.receivedMs as number | undefined,
-        members: res.locals.members as Record<string, MemberSnapshot> | undefined,
-      });
-      res.status(201).json(sessions.sessionView(state, s));
-    }),
-  );
-  app.delete(
-    '/v3/sessions',
-    route((req, res) => {
-      const names = sessions.deleteSessions(state, req.query, now());
-      for (const n of names) operator.onDeleted(n);
-      res.json({ session_ids: names });
-    }),
-  );
-  app.get(
-    '/v3/sessions/:session_name',
-    route((req, res) => {
-      const s = state.sessions.get(param(req, 'session_name'));
-      if (!s) throw sessions.sessionNotFound(param(req, 'session_name'));
-      res.json(sessions.sessionView(state, s));
-    }),
-  );
-  app.delete(
-    '/v3/sessions/:session_name',
-    route((req, res) => {
-      const name = param(req, 'session_name');
-      if (!state.deleteSession(name)) throw sessions.sessionNotFound(name);
-      operator.onDeleted(name);
-      res.status(204).end();
-    }),
-  );
-
-  app.get(
-    '/v3/configurations',
-    route((req, res) => void res.json(configurations.listConfigurations(state, req.query as never))),
-  );
-  app.get(
-    '/v3/configurations/:configuration_id',
-    route((req, res) => void res.json(configurations.getConfiguration(state, param(req, 'configuration_id')))),
-  );
-  app.put(
-    '/v3/configurations/:configuration_id',
-    route((req, res) => {
-      res.json(configurations.putConfiguration(state, param(req, 'configuration_id'), req.body, req.query, now()));
-    }),
-  );
-  app.delete(
-    '/v3/configurations/:configuration_id',
-    route((req, res) => {
-      const name = param(req, 'configuration_id');
-      const inUse = [...state.components.values()].some((c) => c.desired_config === name);
-      if (inUse)
-        throw ProblemError.badRequest(
-          `Configuration ${name} is in use by one or more components`,
-          'Configuration is in use',
-        );
-      if (!state.deleteConfiguration(name)) throw configurations.configurationNotFound(name);
-      res.status(204).end();
-    }),
-  );
+  addCfsRoutes(app, deps);
 
   app.use((req: Request, res: Response) => {
     res

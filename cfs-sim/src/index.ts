@@ -1,13 +1,7 @@
 export { createSimulator, applyScenario, type Simulator, type SimulatorOptions } from './simulator';
 export { SimState, SERVER_OPTION_DEFAULTS } from './state';
-export {
-  SimOperator,
-  selectLayers,
-  type HostOutcome,
-  type SessionMode,
-  type SessionModeRule,
-  type OperatorSettings,
-} from './operator';
+export { SimOperator, selectLayers, type OperatorSettings } from './operator';
+export { type HostOutcome, type SessionMode, type SessionModeRule } from './outcomes';
 export { FaultRegistry, type FaultRuleInput, type FaultAction } from './faults';
 export { RequestStats, routeTemplate, type StatsSnapshot } from './stats';
 export { SessionHistory, type HistoryEntry } from './history';

@@ -2,12 +2,14 @@
  * The simulated cfs-operator + AEE: sessions go pending -> running -> complete after configurable
  * delays; on completion the selected layers run in order over the existing hosts of ansible.limit and component
  * state is written the way the Ansible callback plugin writes it. Real timers drive it; tests can pause() it and
- * step() it deterministically instead.
+ * step() it deterministically instead. What each session and host should do comes from the scripted outcomes
+ * (outcomes.ts); this class only moves sessions through their stages.
  */
 import { randomUUID } from 'node:crypto';
 import { getLogger } from '@cfs-batcher/shared';
 import { runLayers } from './ansible-run';
 import type { RecordExtra, SessionHistory } from './history';
+import { OutcomeRules, type HostOutcome, type SessionMode, type SessionModeRule } from './outcomes';
 import { memberSnapshots } from './snapshot';
 import type { SimState } from './state';
 import { localIsoSeconds } from './time';
@@ -16,32 +18,6 @@ import type { Session, Succeeded } from './types';
 export { selectLayers } from './ansible-run';
 
 const log = getLogger('cfs-sim.operator');
-
-/** Per-host result of one layer: ok (applied, error_count=0), fail (_failed, error_count+1), incomplete, skip (no write). */
-export type HostOutcome = 'ok' | 'fail' | 'skip' | 'incomplete';
-export const HOST_OUTCOMES: readonly HostOutcome[] = ['ok', 'fail', 'skip', 'incomplete'];
-
-/**
- * Whole-session modes: clone_failure (complete/false, no writes), job_vanishes (complete/unknown, no writes),
- * stuck_pending (never leaves pending, job never set), hang_running (running forever).
- */
-export type SessionMode = 'normal' | 'clone_failure' | 'job_vanishes' | 'stuck_pending' | 'hang_running';
-export const SESSION_MODES: readonly SessionMode[] = [
-  'normal',
-  'clone_failure',
-  'job_vanishes',
-  'stuck_pending',
-  'hang_running',
-];
-
-export interface SessionModeRule {
-  mode: SessionMode;
-  /** Only sessions for this configuration. */
-  configuration?: string;
-  nameContains?: string;
-  /** Applies to this many sessions, then is used up (unset = forever). */
-  count?: number;
-}
 
 export interface OperatorSettings {
   pendingMs: number;
@@ -71,8 +47,7 @@ interface Active {
 export class SimOperator {
   readonly settings: OperatorSettings;
   private readonly active = new Map<string, Active>();
-  private readonly hostOutcomes = new Map<string, HostOutcome>();
-  private modeRules: SessionModeRule[] = [];
+  private readonly rules = new OutcomeRules();
   private timer: NodeJS.Timeout | null = null;
   private pausedFlag = false;
   private readonly now: () => number;
@@ -99,50 +74,31 @@ export class SimOperator {
 
   /** Outcome for a component on every layer, or on one layer index. */
   setComponentOutcome(id: string, outcome: HostOutcome, layer?: number): void {
-    this.hostOutcomes.set(layer === undefined ? `c:${id}` : `c:${id}#${layer}`, outcome);
+    this.rules.setComponentOutcome(id, outcome, layer);
   }
 
   /** Outcome for every host on a configuration's layer (or on every layer). */
   setLayerOutcome(configuration: string, layer: number | undefined, outcome: HostOutcome): void {
-    this.hostOutcomes.set(layer === undefined ? `l:${configuration}` : `l:${configuration}#${layer}`, outcome);
+    this.rules.setLayerOutcome(configuration, layer, outcome);
   }
 
   addSessionMode(rule: SessionModeRule): void {
-    this.modeRules.push({ ...rule });
+    this.rules.addSessionMode(rule);
   }
 
   clearOutcomes(): void {
-    this.hostOutcomes.clear();
-    this.modeRules = [];
+    this.rules.clear();
   }
 
   outcomeFor(host: string, configuration: string, layer: number): HostOutcome {
-    return (
-      this.hostOutcomes.get(`c:${host}#${layer}`) ??
-      this.hostOutcomes.get(`c:${host}`) ??
-      this.hostOutcomes.get(`l:${configuration}#${layer}`) ??
-      this.hostOutcomes.get(`l:${configuration}`) ??
-      'ok'
-    );
-  }
-
-  private pickMode(s: Session): SessionMode {
-    const rule = this.modeRules.find(
-      (r) =>
-        (r.configuration === undefined || r.configuration === s.configuration.name) &&
-        (r.nameContains === undefined || s.name.includes(r.nameContains)) &&
-        (r.count === undefined || r.count > 0),
-    );
-    if (!rule) return 'normal';
-    if (rule.count !== undefined) rule.count -= 1;
-    return rule.mode;
+    return this.rules.outcomeFor(host, configuration, layer);
   }
 
   // ---- lifecycle hooks (called by the API) -------------------------------------------------------------------
 
   /** `extra.members`: snapshots taken when the POST arrived (default: now). */
   onCreated(s: Session, extra: RecordExtra = {}): void {
-    const mode = this.pickMode(s);
+    const mode = this.rules.pickMode(s);
     this.active.set(s.name, { mode, stage: 'pending', enteredMs: this.now() });
     const hosts = s.ansible.limit.split(',').filter((h) => h !== '');
     this.history.record(s, mode, this.now(), {

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { faultRuleSchema } from './faults';
 import { generateInventory } from './generator';
-import { HOST_OUTCOMES, SESSION_MODES } from './operator';
+import { HOST_OUTCOMES, SESSION_MODES } from './outcomes';
 import { optionsInput, stateLayerInput } from './schemas';
 import { TRANSPORTS } from './transport';
 import type { Component, Configuration } from './types';
