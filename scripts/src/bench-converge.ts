@@ -11,7 +11,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { cpuSeconds, hb, nextSleep, simTotal } from './bench-cycle';
+import { cpuSeconds, hb, nextSleep, simTotal } from './bench-observe';
 import { httpJson, loadAverageText, rssMb, sleep, startNode, startSim } from './bench-procs';
 import { waitFor } from './wait';
 

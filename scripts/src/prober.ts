@@ -7,21 +7,20 @@
  * 0 s, 10 s, 20 s ... 300 s, reset after 10 minutes of clean running.
  */
 
+import { planRestart } from './prober-backoff';
+import {
+  idleTrack,
+  idleTracks,
+  recordResult,
+  scheduleAfterStartup,
+  takeDueProbes,
+  type ProbeTracks,
+} from './prober-track';
 import { PROBE_KINDS, type ContainerProbes, type ProbeKind, type ProbeSpec } from './probe-spec';
 
-export const BACKOFF_INITIAL_MS = 10_000;
-export const BACKOFF_MAX_MS = 300_000;
-/** A container that ran this long without trouble starts its backoff over. */
-export const BACKOFF_RESET_AFTER_MS = 600_000;
+export { BACKOFF_INITIAL_MS, BACKOFF_MAX_MS, BACKOFF_RESET_AFTER_MS, backoffDelayMs } from './prober-backoff';
 
 export type Phase = 'waiting' | 'running' | 'terminating' | 'stopped';
-
-interface ProbeTrack {
-  nextAtMs: number | null;
-  inFlight: boolean;
-  failures: number;
-  successes: number;
-}
 
 export interface KubeletState {
   phase: Phase;
@@ -34,7 +33,7 @@ export interface KubeletState {
   nextStartAtMs: number | null;
   startupPassed: boolean;
   ready: boolean;
-  probes: Record<ProbeKind, ProbeTrack>;
+  probes: ProbeTracks;
   killAtMs: number | null;
   killSent: boolean;
   /** Set by a stop request: the container is not restarted after it exits. */
@@ -55,10 +54,6 @@ export type KubeletAction =
   | { type: 'kill'; reason: string }
   | { type: 'log'; message: string };
 
-function idleTrack(): ProbeTrack {
-  return { nextAtMs: null, inFlight: false, failures: 0, successes: 0 };
-}
-
 export function initialState(nowMs: number): KubeletState {
   return {
     phase: 'waiting',
@@ -69,7 +64,7 @@ export function initialState(nowMs: number): KubeletState {
     nextStartAtMs: nowMs,
     startupPassed: false,
     ready: false,
-    probes: { startup: idleTrack(), liveness: idleTrack(), readiness: idleTrack() },
+    probes: idleTracks(),
     killAtMs: null,
     killSent: false,
     stopping: false,
@@ -77,23 +72,8 @@ export function initialState(nowMs: number): KubeletState {
   };
 }
 
-/** CrashLoopBackOff delay before the restart that follows `step` earlier consecutive restarts. */
-export function backoffDelayMs(step: number): number {
-  if (step <= 0) return 0;
-  return Math.min(BACKOFF_INITIAL_MS * 2 ** (step - 1), BACKOFF_MAX_MS);
-}
-
 function graceFor(cfg: ContainerProbes, spec: ProbeSpec | undefined): number {
   return spec?.terminationGracePeriodSeconds ?? cfg.podTerminationGracePeriodSeconds;
-}
-
-/** Probes scheduled once the startup gate is open (or right away when there is no startup probe). */
-function scheduleAfterStartup(s: KubeletState, cfg: ContainerProbes, nowMs: number): void {
-  for (const kind of ['liveness', 'readiness'] as const) {
-    const spec = cfg[kind];
-    s.probes[kind] = idleTrack();
-    if (spec) s.probes[kind].nextAtMs = nowMs + spec.initialDelaySeconds * 1000;
-  }
 }
 
 function start(s: KubeletState, cfg: ContainerProbes, nowMs: number, actions: KubeletAction[]): void {
@@ -105,12 +85,12 @@ function start(s: KubeletState, cfg: ContainerProbes, nowMs: number, actions: Ku
   s.ready = false;
   s.killAtMs = null;
   s.killSent = false;
-  s.probes = { startup: idleTrack(), liveness: idleTrack(), readiness: idleTrack() };
+  s.probes = idleTracks();
   if (cfg.startup) {
     s.probes.startup.nextAtMs = nowMs + cfg.startup.initialDelaySeconds * 1000;
   } else {
     s.startupPassed = true;
-    scheduleAfterStartup(s, cfg, nowMs);
+    scheduleAfterStartup(s.probes, cfg, nowMs);
   }
   actions.push({ type: 'start', generation: s.generation });
 }
@@ -142,16 +122,8 @@ function onTick(s: KubeletState, cfg: ContainerProbes, nowMs: number, actions: K
     return;
   }
   if (s.phase !== 'running') return;
-  for (const kind of PROBE_KINDS) {
-    const spec = cfg[kind];
-    const track = s.probes[kind];
-    if (!spec || track.inFlight || track.nextAtMs === null || nowMs < track.nextAtMs) continue;
-    if (kind === 'startup' && s.startupPassed) continue;
-    if (kind !== 'startup' && !s.startupPassed) continue;
-    track.inFlight = true;
-    // Like the kubelet's ticker: the next probe is one period after this one started, whatever it takes.
-    track.nextAtMs = nowMs + spec.periodSeconds * 1000;
-    actions.push({ type: 'probe', probe: kind, spec, generation: s.generation });
+  for (const due of takeDueProbes(s.probes, cfg, s.startupPassed, nowMs)) {
+    actions.push({ type: 'probe', ...due, generation: s.generation });
   }
 }
 
@@ -166,21 +138,14 @@ function onProbe(
   const spec = cfg[ev.probe];
   if (!spec) return;
   const track = s.probes[ev.probe];
-  track.inFlight = false;
-  if (ev.ok) {
-    track.failures = 0;
-    track.successes += 1;
-  } else {
-    track.successes = 0;
-    track.failures += 1;
-  }
+  recordResult(track, ev.ok);
   const detail = ev.detail ? ` (${ev.detail})` : '';
   switch (ev.probe) {
     case 'startup':
       if (ev.ok) {
         s.startupPassed = true;
         track.nextAtMs = null;
-        scheduleAfterStartup(s, cfg, ev.nowMs);
+        scheduleAfterStartup(s.probes, cfg, ev.nowMs);
         actions.push({ type: 'log', message: 'startup probe passed' });
       } else if (track.failures >= spec.failureThreshold) {
         terminate(s, ev.nowMs, `startup probe failed ${track.failures} times${detail}`, graceFor(cfg, spec), actions);
@@ -229,9 +194,8 @@ function onExited(s: KubeletState, ev: Extract<KubeletEvent, { type: 'exited' }>
     actions.push({ type: 'log', message: `exited (${how})` });
     return;
   }
-  if (ranMs >= BACKOFF_RESET_AFTER_MS) s.backoffStep = 0;
-  const delay = backoffDelayMs(s.backoffStep);
-  s.backoffStep += 1;
+  const { delayMs: delay, backoffStep } = planRestart(s.backoffStep, ranMs);
+  s.backoffStep = backoffStep;
   s.restarts += 1;
   s.phase = 'waiting';
   s.nextStartAtMs = ev.nowMs + delay;

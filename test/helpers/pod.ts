@@ -1,38 +1,26 @@
 /**
  * The e2e suite's pod: the shared assembler (scripts/src/pod.ts) with every timing scaled down and the batcher
- * run through the fault fixture (scripts/dist/fixtures/faulty-batcher.js), plus what tests ask of it: the
- * simulator's control port (never faulted, counted or closed) for reads, writes, faults and member snapshots.
+ * run through the fault fixture (containers in pod-containers.ts), plus what tests ask of it: the simulator's
+ * control port (never faulted, counted or closed) for reads, writes, faults and member snapshots.
  */
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { readHeartbeat } from '@cfs-batcher/shared';
 import type { SupervisedContainer } from '../../scripts/src/container';
-import { imageNodeFlags } from '../../scripts/src/dockerfile';
 import { LocalPod, type PodEvent } from '../../scripts/src/pod';
-import type { ContainerProbes } from '../../scripts/src/probe-spec';
 import type { Proc } from '../../scripts/src/proc';
 import { request } from './http';
+import { readLogLines, type LogLine } from './log-lines';
+import { podContainers, type PodConfig } from './pod-containers';
 import { SimControl } from './sim-control';
-import { REPO_ROOT, killAll } from './proc';
+import { killAll } from './proc';
 import { makeTempDir } from './tmp';
 import { waitFor } from './wait';
-import { FAST_BATCHER_ENV, FAST_BATCHER_PROBES, FAST_SIDECAR_ENV, FAST_SIDECAR_PROBES } from './pod-settings';
 
 export * from './pod-settings';
 
 export type { PodEvent } from '../../scripts/src/pod';
-
-export interface PodConfig {
-  name: string;
-  scenario: Record<string, unknown>;
-  batcherEnv?: Record<string, string>;
-  sidecarEnv?: Record<string, string>;
-  batcherProbes?: ContainerProbes;
-  sidecarProbes?: ContainerProbes;
-  nodeArgs?: string[];
-  /** Start without the sidecar (the batcher then has no probes). */
-  noSidecar?: boolean;
-}
+export type { PodConfig } from './pod-containers';
 
 /** The faults the fixture knows (scripts/src/fixtures/faulty-batcher.ts). */
 export type BatcherFault =
@@ -68,54 +56,12 @@ export class Pod extends SimControl {
     const scenarioFile = path.join(this.tmp.dir, 'scenario.json');
     const server = { controlPort: 0, ...(cfg.scenario.server as Record<string, unknown> | undefined) };
     writeFileSync(scenarioFile, JSON.stringify({ ...cfg.scenario, server }));
-    const common = { OTEL_SDK_DISABLED: 'true', PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' };
     this.pod = new LocalPod({
       name: cfg.name,
       scenarioFile,
       logDir: this.tmp.dir,
       heartbeatPath: this.heartbeatPath,
-      containers: (sim, healthPort) => [
-        ...(cfg.noSidecar
-          ? []
-          : [
-              {
-                name: 'health-sidecar',
-                nodeArgs: [
-                  ...imageNodeFlags(REPO_ROOT, 'sidecar'),
-                  path.join(REPO_ROOT, 'sidecar-health/dist/main.js'),
-                ],
-                env: {
-                  ...common,
-                  ...FAST_SIDECAR_ENV,
-                  HEALTH_PORT: String(healthPort),
-                  HEALTH_HOST: '127.0.0.1',
-                  HEARTBEAT_PATH: this.heartbeatPath,
-                  CFS_API_URL: sim.cfsUrl,
-                  ...cfg.sidecarEnv,
-                },
-                probes: cfg.sidecarProbes ?? FAST_SIDECAR_PROBES,
-              },
-            ]),
-        {
-          name: 'cfs-batcher',
-          // The production start() with the e2e faults around it; inert until the fault file names one. Node runs
-          // with the image's flags (--lite-mode), as in the cluster.
-          nodeArgs: [
-            ...imageNodeFlags(REPO_ROOT, 'batcher'),
-            ...(cfg.nodeArgs ?? []),
-            path.join(REPO_ROOT, 'scripts/dist/fixtures/faulty-batcher.js'),
-          ],
-          env: {
-            ...common,
-            ...FAST_BATCHER_ENV,
-            CFS_API_URL: sim.cfsUrl,
-            HEARTBEAT_PATH: this.heartbeatPath,
-            BATCHER_TEST_FAULT_FILE: this.faultFile,
-            ...cfg.batcherEnv,
-          },
-          probes: cfg.noSidecar ? { podTerminationGracePeriodSeconds: 3 } : (cfg.batcherProbes ?? FAST_BATCHER_PROBES),
-        },
-      ],
+      containers: podContainers(cfg, { heartbeatPath: this.heartbeatPath, faultFile: this.faultFile }),
     });
   }
 
@@ -166,23 +112,8 @@ export class Pod extends SimControl {
   }
 
   /** Lines of the batcher's log (all instances), parsed where JSON. */
-  logLines(file = this.batcherLogFile): Array<{ text: string; json?: Record<string, unknown> }> {
-    let text: string;
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch {
-      return [];
-    }
-    return text
-      .split('\n')
-      .filter((l) => l !== '')
-      .map((l) => {
-        try {
-          return { text: l, json: l.startsWith('{') ? (JSON.parse(l) as Record<string, unknown>) : undefined };
-        } catch {
-          return { text: l };
-        }
-      });
+  logLines(file = this.batcherLogFile): LogLine[] {
+    return readLogLines(file);
   }
 
   /** Waits until the batcher is running with the startup gate passed (the sidecar saw this instance's heartbeat). */
