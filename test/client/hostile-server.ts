@@ -96,3 +96,24 @@ export const hostileClient = (server: Hostile, requests: RequestInfo[], extra: P
     onRequest: (r) => requests.push(r),
     ...extra,
   });
+
+/**
+ * The per-test server the hostile-transport files share: a fresh one before each test (closed after it) and the
+ * attempts its client reported. Read through these bindings: an imported `let` always shows the current test's.
+ */
+export let server: Hostile;
+export let requests: RequestInfo[];
+export const client = (extra: Partial<CfsClientOptions> = {}): CfsClient => hostileClient(server, requests, extra);
+
+/** A test that restarts the server on its port hands the new one over, to be read and closed after it. */
+export function replaceServer(next: Hostile): void {
+  server = next;
+}
+
+export function useHostileServer(): void {
+  beforeEach(async () => {
+    server = await startHostile();
+    requests = [];
+  });
+  afterEach(() => server.close());
+}

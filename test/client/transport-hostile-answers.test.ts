@@ -3,19 +3,10 @@
  * JSON with its length, a body split in many chunks read whole.
  */
 import type http from 'node:http';
-import type { CfsClientOptions, RequestInfo } from '@cfs-batcher/shared';
 import { failure } from '../helpers/cfs-failure';
-import { SESSION, hostileClient, json, startHostile, type Hostile } from './hostile-server';
+import { SESSION, json, client, server, useHostileServer } from './hostile-server';
 
-let server: Hostile;
-let requests: RequestInfo[];
-const client = (extra: Partial<CfsClientOptions> = {}) => hostileClient(server, requests, extra);
-
-beforeEach(async () => {
-  server = await startHostile();
-  requests = [];
-});
-afterEach(() => server.close());
+useHostileServer();
 
 describe('answers that are not JSON 2xx', () => {
   it('a redirect is not followed: an http error with its status', async () => {

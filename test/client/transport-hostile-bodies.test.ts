@@ -2,19 +2,10 @@
  * The CFS transport against bodies that never end or grow too large: a trickling body ends each attempt at the
  * deadline (a GET is repeated, a POST is not), an oversized one is refused or abandoned and its socket dropped.
  */
-import type { CfsClientOptions, RequestInfo } from '@cfs-batcher/shared';
 import { failure } from '../helpers/cfs-failure';
-import { SESSION, hostileClient, json, startHostile, trickle, type Hostile } from './hostile-server';
+import { SESSION, json, trickle, client, requests, server, useHostileServer } from './hostile-server';
 
-let server: Hostile;
-let requests: RequestInfo[];
-const client = (extra: Partial<CfsClientOptions> = {}) => hostileClient(server, requests, extra);
-
-beforeEach(async () => {
-  server = await startHostile();
-  requests = [];
-});
-afterEach(() => server.close());
+useHostileServer();
 
 describe('a body that trickles forever', () => {
   it('ends each GET attempt at the deadline and repeats the GET', async () => {

@@ -1,17 +1,8 @@
 /** The CFS transport aborted mid-call: during the retry delay or while a body trickles in, the call ends at once. */
-import type { CfsClientOptions, RequestInfo } from '@cfs-batcher/shared';
 import { failure } from '../helpers/cfs-failure';
-import { hostileClient, json, startHostile, trickle, type Hostile } from './hostile-server';
+import { json, trickle, client, requests, server, useHostileServer } from './hostile-server';
 
-let server: Hostile;
-let requests: RequestInfo[];
-const client = (extra: Partial<CfsClientOptions> = {}) => hostileClient(server, requests, extra);
-
-beforeEach(async () => {
-  server = await startHostile();
-  requests = [];
-});
-afterEach(() => server.close());
+useHostileServer();
 
 describe('cancellation', () => {
   it('an abort during the retry delay ends the call at once, with no further attempt', async () => {

@@ -9,27 +9,22 @@
  */
 import dns from 'node:dns';
 import http from 'node:http';
-import type { CfsClientOptions, RequestInfo } from '@cfs-batcher/shared';
 import { failure } from '../helpers/cfs-failure';
 import {
   SESSION,
   cutAfterHeaders,
-  hostileClient,
   json,
   resetBeforeAnswer,
   startHostile,
   type Hostile,
+  client,
+  requests,
+  server,
+  useHostileServer,
+  replaceServer,
 } from './hostile-server';
 
-let server: Hostile;
-let requests: RequestInfo[];
-const client = (extra: Partial<CfsClientOptions> = {}) => hostileClient(server, requests, extra);
-
-beforeEach(async () => {
-  server = await startHostile();
-  requests = [];
-});
-afterEach(() => server.close());
+useHostileServer();
 
 describe('resets and cut answers', () => {
   it('a GET cut off after the headers is repeated and succeeds', async () => {
@@ -71,7 +66,7 @@ describe('resets and cut answers', () => {
       },
     });
     const created = await c.createSession(SESSION).catch((err: unknown) => err);
-    server = await restarted!;
+    replaceServer(await restarted!);
     expect(created).toMatchObject({ name: 'batcher-x' });
     const statuses = requests.map((r) => r.status);
     expect(statuses.pop()).toBe('201'); // after one refusal, or more if the server was slow to come up

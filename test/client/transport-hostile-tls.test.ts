@@ -4,19 +4,10 @@ import { promises as fs } from 'node:fs';
 import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
-import type { CfsClientOptions, RequestInfo } from '@cfs-batcher/shared';
 import { failure } from '../helpers/cfs-failure';
-import { hostileClient, json, startHostile, type Hostile } from './hostile-server';
+import { json, startHostile, client, useHostileServer } from './hostile-server';
 
-let server: Hostile;
-let requests: RequestInfo[];
-const client = (extra: Partial<CfsClientOptions> = {}) => hostileClient(server, requests, extra);
-
-beforeEach(async () => {
-  server = await startHostile();
-  requests = [];
-});
-afterEach(() => server.close());
+useHostileServer();
 
 describe('https', () => {
   let dir: string;
