@@ -6,6 +6,7 @@ import { rmSync } from 'node:fs';
 import { writeHeartbeat } from '@cfs-batcher/shared';
 import { configFromEnv, createSidecar } from '@cfs-batcher/sidecar-health';
 import request from 'supertest';
+import { waitFor } from '../helpers/wait';
 import { T0, heartbeat } from './helpers';
 import { advance, dir, hbPath, now, seq, sidecar, sidecarAppLifecycle, write } from './app-fixture';
 
@@ -97,12 +98,13 @@ describe('sidecar HTTP endpoints', () => {
           phase_started_at_ms: Date.now(),
         }),
       );
-      const deadline = Date.now() + 5000;
-      let body: { reason?: string } = {};
-      while (Date.now() < deadline && body.reason !== 'ok') {
-        body = (await request(`http://127.0.0.1:${port}`).get('/livez')).body as { reason?: string };
-        if (body.reason !== 'ok') await new Promise((r) => setTimeout(r, 50));
-      }
+      const body = await waitFor(
+        async () => {
+          const b = (await request(`http://127.0.0.1:${port}`).get('/livez')).body as { reason?: string };
+          return b.reason === 'ok' ? b : undefined;
+        },
+        { what: "/livez reason 'ok'", timeoutMs: 10_000, intervalMs: 50 },
+      );
       expect(body.reason).toBe('ok');
       // a second beat: the loop is seen advancing, the startup gate opens
       const second = Date.now();
@@ -110,11 +112,13 @@ describe('sidecar HTTP endpoints', () => {
         hbPath,
         heartbeat({ sequence: 8, written_at_ms: second, started_at_ms: second, phase_started_at_ms: second }),
       );
-      let startup = 503;
-      while (Date.now() < deadline + 5000 && startup !== 200) {
-        startup = (await request(`http://127.0.0.1:${port}`).get('/startupz')).status;
-        if (startup !== 200) await new Promise((r) => setTimeout(r, 50));
-      }
+      const startup = await waitFor(
+        async () => {
+          const status = (await request(`http://127.0.0.1:${port}`).get('/startupz')).status;
+          return status === 200 ? status : undefined;
+        },
+        { what: '/startupz 200', timeoutMs: 10_000, intervalMs: 50 },
+      );
       expect(startup).toBe(200);
     } finally {
       await real.stop();
