@@ -1,6 +1,7 @@
 /** How a CFS client is set up: its options and their reading from the environment, each with its default. */
 import { CFS_CLIENT_DEFAULTS } from '../contract';
 import { envHttpUrl, envInt, envReadableFile } from '../env';
+import type { CallState } from './call-watch';
 import type { RequestInfo } from './transport';
 
 export const DEFAULT_CFS_API_URL = CFS_CLIENT_DEFAULTS.baseUrl;
@@ -13,6 +14,10 @@ export interface CfsClientOptions {
   tokenFile?: string;
   maxResponseBytes?: number;
   onRequest?: (r: RequestInfo) => void;
+  /** A call that fails and retries, and its end (call-watch.ts). */
+  onCallState?: (c: CallState) => void;
+  /** Log each call's first failure and its end (default true); off where the caller reports failures itself. */
+  logFailures?: boolean;
   /** A page's records are judged in slices of this many ms, the event loop getting a turn between (turns.ts). */
   turnSliceMs?: number;
   /** Called at each such turn (the batcher's progress wire: the page is being worked through). */

@@ -96,6 +96,8 @@ export class CfsClient {
       tokenFile: opts.tokenFile,
       maxResponseBytes: opts.maxResponseBytes ?? CFS_CLIENT_DEFAULTS.maxResponseBytes,
       onRequest: opts.onRequest,
+      onCallState: opts.onCallState,
+      logFailures: opts.logFailures,
     });
   }
 

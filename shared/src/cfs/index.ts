@@ -5,3 +5,4 @@ export * from './client';
 export * from './requests';
 export * from './client-options';
 export type { RequestInfo } from './transport';
+export type { CallState } from './call-watch';

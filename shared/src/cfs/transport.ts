@@ -17,10 +17,22 @@ import axios, {
 import axiosRetry, { exponentialDelay } from 'axios-retry';
 import { getLogger } from '../logger';
 import { Attempt, type AttemptLimits } from './attempt';
-import { abortedError, failureCode, parseBody, shouldRetry, toCfsError, type CallTarget } from './outcome';
+import { CallLog, CfsCall, answerOf, failureText, finalWhy, seconds, type CallState } from './call-watch';
+import { abortedError, parseBody, shouldRetry, toCfsError } from './outcome';
 import { TokenFile } from './token-file';
 
-const log = getLogger('cfs.transport');
+const callLog = new CallLog(getLogger('cfs.transport'));
+
+/** This transport's own fields on an axios config, declared the way axios-retry declares its own: axios keeps them
+ * on the config, and hands the call (a class instance) to every retry's config as the same object. */
+declare module 'axios' {
+  interface AxiosRequestConfig {
+    /** The CFS call this request belongs to. */
+    cfsCall?: CfsCall;
+    /** This attempt of it; undefined for an attempt axios refuses before sending (the caller had aborted). */
+    cfsAttempt?: Attempt;
+  }
+}
 
 export interface RequestInfo {
   method: string;
@@ -38,6 +50,10 @@ export interface TransportOptions {
   tokenFile?: string;
   maxResponseBytes: number;
   onRequest?: (r: RequestInfo) => void;
+  /** Each failed attempt of a call that will be retried, and the end of a call that had failed (call-watch.ts). */
+  onCallState?: (c: CallState) => void;
+  /** Log each call's first failure and its end (call-watch.ts); off for callers that report failures themselves. */
+  logFailures?: boolean;
 }
 
 export interface CallSpec {
@@ -56,31 +72,6 @@ const MAX_RETRIES = 20;
  * exponentialDelay), at most 5 s and never past the budget. */
 const BASE_RETRY_DELAY_MS = 250;
 const MAX_RETRY_DELAY_MS = 5000;
-
-/** One call across its attempts. A class instance, so axios hands the same object to every retry's config. */
-class CfsCall implements CallTarget {
-  readonly startedAt = Date.now();
-  /** The "unreachable, retrying" line was logged for this call. */
-  warned = false;
-  constructor(
-    readonly method: string,
-    readonly url: string,
-    readonly route: string,
-    readonly signal?: AbortSignal,
-  ) {}
-}
-
-/** This transport's own fields on an axios config: axios keeps unknown keys, and hands a class instance (the call)
- * to every retry's config as the same object. */
-interface CfsFields {
-  /** The CFS call this request belongs to. */
-  cfsCall?: CfsCall;
-  /** This attempt of it; undefined for an attempt axios refuses before sending (the caller had aborted). */
-  cfsAttempt?: Attempt;
-}
-const fields = (config: AxiosRequestConfig | undefined): CfsFields => (config ?? {}) as CfsFields;
-
-const seconds = (ms: number): string => String(Math.round(ms / 100) / 10);
 
 export class Transport {
   private readonly baseUrl: string;
@@ -124,8 +115,10 @@ export class Transport {
     this.client.interceptors.request.use((config) => this.begin(config));
     this.client.interceptors.response.use(
       (res) => {
-        fields(res.config).cfsAttempt?.finish();
+        res.config.cfsAttempt?.finish();
         this.report(res.config, String(res.status));
+        const call = res.config.cfsCall;
+        if (call && call.failures > 0 && this.logs) callLog.recovered(call);
         return res;
       },
       (err: unknown) => this.failed(err),
@@ -135,10 +128,14 @@ export class Transport {
       shouldResetTimeout: true, // every attempt gets the full deadline; the retry budget bounds the call
       retryCondition: (err) => this.retryable(err),
       retryDelay: (n, err) => {
-        const left = this.opts.retryBudgetMs - (Date.now() - (fields(err.config).cfsCall?.startedAt ?? 0));
+        const left = this.opts.retryBudgetMs - (Date.now() - (err.config?.cfsCall?.startedAt ?? 0));
         return Math.max(0, Math.min(MAX_RETRY_DELAY_MS, left, exponentialDelay(n, err, BASE_RETRY_DELAY_MS)));
       },
-      onRetry: (_n, err, config) => this.beforeRetry(err, config),
+      onRetry: (_n, _err, config) => {
+        // the delay listens to the caller alone: the last attempt's signal may have ended it
+        config.signal = config.cfsCall?.signal;
+      },
+      onMaxRetryTimesExceeded: (err, retries) => this.gaveUp(err, `${retries} retries made`),
     });
   }
 
@@ -146,23 +143,27 @@ export class Transport {
   async call(spec: CallSpec): Promise<unknown> {
     const call = new CfsCall(spec.method, `${this.baseUrl}${spec.path}`, spec.route, spec.signal);
     if (spec.signal?.aborted) throw abortedError(call);
-    const config: AxiosRequestConfig & CfsFields = {
+    const config: AxiosRequestConfig = {
       method: spec.method,
       url: spec.path,
       params: spec.params,
       data: spec.body,
       cfsCall: call,
     };
-    const res = await this.client.request<string>(config).catch((err: unknown) => {
-      const outcome = isAxiosError(err) ? fields(err.config).cfsAttempt?.outcome : undefined;
-      throw outcome ?? (spec.signal?.aborted ? abortedError(call) : toCfsError(err, call, undefined));
-    });
-    return parseBody(res.data, call);
+    try {
+      const res = await this.client.request<string>(config).catch((err: unknown) => {
+        const outcome = isAxiosError(err) ? err.config?.cfsAttempt?.outcome : undefined;
+        throw outcome ?? (spec.signal?.aborted ? abortedError(call) : toCfsError(err, call, undefined));
+      });
+      return parseBody(res.data, call);
+    } finally {
+      if (call.failures > 0) this.callState(call, 'ended', 0);
+    }
   }
 
   /** Starts an attempt: its signal and Node transport, and the current token. */
   private begin(config: InternalAxiosRequestConfig): InternalAxiosRequestConfig {
-    const own = fields(config);
+    const own = config;
     const caller = own.cfsCall?.signal;
     if (caller?.aborted) {
       // aborted during the retry delay: axios refuses to send on an aborted signal; nothing to report
@@ -182,7 +183,7 @@ export class Transport {
   /** Classifies a failed attempt (once, for the retry rule and the caller) and reports it; axios-retry goes on. */
   private failed(err: unknown): never {
     const config = isAxiosError(err) ? err.config : undefined;
-    const { cfsCall: call, cfsAttempt: attempt } = fields(config);
+    const { cfsCall: call, cfsAttempt: attempt } = config ?? {};
     if (config && call && attempt) {
       attempt.finish();
       attempt.outcome = toCfsError(err, call, attempt);
@@ -191,29 +192,55 @@ export class Transport {
     throw err; // axios passes a thrown error on to the next interceptor: axios-retry's
   }
 
+  private get logs(): boolean {
+    return this.opts.logFailures !== false;
+  }
+
+  /** axios-retry's retry condition, and the place each failed attempt is noted: the first failure of a call is said
+   * with what happens next, a call that stops after several is said to give up. */
   private retryable(err: AxiosError): boolean {
-    const { cfsCall: call, cfsAttempt: attempt } = fields(err.config);
+    const { cfsCall: call, cfsAttempt: attempt } = err.config ?? {};
     const outcome = attempt?.outcome;
     if (!call || !outcome) return false;
     const elapsed = Date.now() - call.startedAt;
-    return shouldRetry(call.method, outcome, elapsed, this.opts.retryBudgetMs, call.signal?.aborted ?? false);
+    const budget = this.opts.retryBudgetMs;
+    const again = shouldRetry(call.method, outcome, elapsed, budget, call.signal?.aborted ?? false);
+    if (outcome.kind === 'aborted' || call.signal?.aborted) return false; // stopping: nothing to say
+    call.failures += 1;
+    call.lastAnswer = answerOf(err, outcome);
+    const retryFor = Math.max(0, budget - elapsed);
+    if (this.logs && call.failures === 1)
+      callLog.firstFailure(
+        call,
+        failureText(call.lastAnswer, attempt),
+        again ? retryFor : null,
+        finalWhy(call.method, outcome, budget),
+      );
+    else if (this.logs && !again)
+      callLog.gaveUp(
+        call,
+        elapsed >= budget ? `retry budget ${seconds(budget)} s spent` : finalWhy(call.method, outcome, budget),
+      );
+    if (again) this.callState(call, 'retrying', retryFor);
+    return again;
   }
 
-  /** Before the delay: the delay listens to the caller alone (the last attempt's signal may have ended it), and the
-   * first failure that finds CFS unreachable is said at once rather than when the budget is spent. */
-  private beforeRetry(err: AxiosError, config: AxiosRequestConfig): void {
-    const { cfsCall: call, cfsAttempt: attempt } = fields(config);
-    if (!call) return;
-    config.signal = call.signal;
-    const outcome = attempt?.outcome;
-    if (call.warned || !outcome || !(outcome.kind === 'unreachable' || outcome.notSent)) return;
-    call.warned = true;
-    const code = failureCode(err) || outcome.kind;
-    log.warn(`CFS unreachable at ${call.url}: ${code}; retrying for up to ${seconds(this.opts.retryBudgetMs)} s`);
+  /** The retry count is spent (the budget usually ends a call first). */
+  private gaveUp(err: AxiosError, why: string): void {
+    const { cfsCall: call, cfsAttempt: attempt } = err.config ?? {};
+    if (!call || !attempt?.outcome) return;
+    call.failures += 1;
+    call.lastAnswer = answerOf(err, attempt.outcome);
+    if (this.logs) callLog.gaveUp(call, why);
+  }
+
+  private callState(call: CfsCall, phase: CallState['phase'], retryForMs: number): void {
+    const { method, route, lastAnswer: answer, failures } = call;
+    this.opts.onCallState?.({ call, method, route, answer, attempts: failures, phase, retryForMs });
   }
 
   private report(config: InternalAxiosRequestConfig, status: string): void {
-    const { cfsCall: call, cfsAttempt: attempt } = fields(config);
+    const { cfsCall: call, cfsAttempt: attempt } = config;
     if (!call || !attempt) return;
     const durationMs = Date.now() - attempt.startedAt;
     this.opts.onRequest?.({ method: call.method, route: call.route, status, durationMs });
