@@ -86,7 +86,7 @@ it('is said once per call, before the second attempt; the final error is unchang
     `POST /v3/sessions: CFS unreachable (ECONNREFUSED); retrying for up to 1.5 s`,
   ]);
   expect(lines.filter(transport).at(-1)?.message).toMatch(
-    /^POST \/v3\/sessions: giving up after \d+ attempts over [\d.]+ s \(retry budget 2 s spent\); last answer: ECONNREFUSED$/,
+    /^POST \/v3\/sessions: giving up after \d+ attempts over [\d.]+ s \(retry budget 1\.5 s spent\); last answer: ECONNREFUSED$/,
   );
   await failure(c.getOptions()); // the next call says it again
   expect(lines.filter(retrying)).toHaveLength(2);
