@@ -69,8 +69,9 @@ export function finalWhy(method: string, outcome: CfsError, budgetMs: number): s
   return 'not retryable';
 }
 
-/** "1.5" for 1500 ms. */
-export const seconds = (ms: number): string => String(Math.round(ms / 100) / 10);
+/** "1.5" for 1500 ms, "30" for 29 950 ms: tenths only below 10 s, where they matter. */
+export const seconds = (ms: number): string =>
+  String(ms >= 10_000 ? Math.round(ms / 1000) : Math.round(ms / 100) / 10);
 
 /** The lines of one call; `log` is the transport's logger. */
 export class CallLog {
