@@ -3,7 +3,7 @@
  * noted as attempts (rules/creating.ts) so the phases need not know. CFS answers are the loop's progress; the one
  * wire that notes them is createBatcher's (loop.ts), handed to the port here.
  */
-import { isCfsError, type CfsClient, type RequestInfo } from '@cfs-batcher/shared';
+import { isCfsError, type CallState, type CfsClient, type RequestInfo } from '@cfs-batcher/shared';
 import { noteAttempt, type CreatingTrack } from './rules/creating';
 
 /** The part of the CFS client the batcher uses (tests pass wrappers that lose or hide answers). */
@@ -23,9 +23,14 @@ export type CfsApi = Pick<
 /**
  * Builds the port around the loop's request hook (production: a CfsClient's `onRequest`, called once per HTTP
  * attempt, retries included, so a call retrying for its whole budget still shows a loop that is getting answers),
- * and around its turn hook (the client's `onTurn`: each turn taken while a page of records is checked).
+ * around its turn hook (the client's `onTurn`: each turn taken while a page of records is checked), and around its
+ * call hook (the client's `onCallState`: a call being retried, and its end).
  */
-export type CfsPortBuilder = (onRequest: (r: RequestInfo) => void, onTurn: () => void) => CfsApi;
+export type CfsPortBuilder = (
+  onRequest: (r: RequestInfo) => void,
+  onTurn: () => void,
+  onCallState: (c: CallState) => void,
+) => CfsApi;
 
 /**
  * The port with creates, lookups and PATCHes noted as attempts. `answered`, when given, is called once per call

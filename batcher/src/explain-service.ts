@@ -14,6 +14,7 @@ import { wallOffset, type Clock } from './clock';
 import type { BatcherMetrics } from './metrics';
 import { explainFromMemory, type ExplainClock, type ExplainSource, type Explanation } from './rules/explain';
 import { explainFromCfs, explainMissing } from './rules/explain-cfs';
+import { withRetryingCall } from './rules/explain-retrying';
 import { idRejection } from './explain-id';
 
 export interface ExplainReply {
@@ -45,7 +46,10 @@ const CFS_RETRY_AFTER_S = 5;
 export function createExplainer(d: ExplainDeps): Explainer {
   let inFlight = 0;
   const frame = (): ExplainClock => ({ now: d.clock.now(), offset: wallOffset(d.clock) });
-  const known = (a: Explanation): ExplainReply => ({ status: a.state === 'unknown' ? 404 : 200, body: a });
+  const known = (a: Explanation): ExplainReply => ({
+    status: a.state === 'unknown' ? 404 : 200,
+    body: withRetryingCall(a, d.state, frame()),
+  });
 
   async function lookUp(id: string, signal: AbortSignal): Promise<ExplainReply> {
     inFlight += 1;
@@ -100,7 +104,8 @@ export function createExplainer(d: ExplainDeps): Explainer {
  * progress.
  */
 export function explainLookupClient(cfs: CfsClientOptions, metrics: BatcherMetrics): CfsClient {
-  return new CfsClient({ ...cfs, retryBudgetMs: 0, onRequest: (r) => metrics.observeRequest(r) });
+  // the answer itself says how a lookup failed: no log line per lookup
+  return new CfsClient({ ...cfs, retryBudgetMs: 0, logFailures: false, onRequest: (r) => metrics.observeRequest(r) });
 }
 
 /** The production lookup: one GET with the details the explain rules read. */

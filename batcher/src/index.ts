@@ -32,4 +32,3 @@ export * from './rules/rebuild-plan';
 export * from './rules/session-status';
 export * from './rules/cfs-errors';
 export * from './cli';
-export * from './cfs-base-check';

@@ -22,6 +22,7 @@ import { PHASE_STEPS } from './phases';
 import { noteDisableToggle, optionsChange } from './options-watch';
 import { isBackingOff } from './rules/backoff';
 import { noteCfsAnswer } from './rules/creating';
+import { noteCallState } from './rules/retrying-calls';
 import { SESSION_PREFIX } from './rules/session-status';
 import { ATTR, SPAN } from './spans';
 import { msStamp, newState, noteCfsError, type BatcherState } from './state';
@@ -80,6 +81,7 @@ export function createBatcher(deps: BatcherDeps): Batcher {
             answered();
           },
           () => heartbeat.progress(),
+          (c) => noteCallState(state.cfsRetrying, c, clock.now()),
         )
       : deps.client;
   const perCall = typeof deps.client === 'function' ? undefined : answered;

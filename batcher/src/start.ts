@@ -10,7 +10,9 @@
  */
 import type { Server } from 'node:http';
 import {
+  CfsAnswers,
   CfsClient,
+  checkCfsBase,
   errorMessage,
   exitAfterLogs,
   exitOnStartFailure,
@@ -19,7 +21,6 @@ import {
   withSpan,
   type RequestInfo,
 } from '@cfs-batcher/shared';
-import { checkCfsBase } from './cfs-base-check';
 import { batcherUsage, wantsBatcherHelp } from './cli';
 import { monotonicClock } from './clock';
 import { loadConfig } from './config';
@@ -71,12 +72,23 @@ async function main(opts: StartOptions): Promise<void> {
   const metrics = createMetrics({ version: BATCHER_VERSION });
   // Monotonic for every timer; wall time only for what is reported (clock.ts).
   const clock = monotonicClock();
+  // the loop's CFS answers, for a CFS_API_URL check that could not be made at start
+  const answers = new CfsAnswers();
   const phases = opts.wrapPhases ? opts.wrapPhases(PHASE_STEPS) : PHASE_STEPS;
   const intents = new CreateIntentStore(intentsPathFor(config.heartbeatPath));
   const batcher = createBatcher({
     // Every HTTP attempt (retries included) reaches the loop's progress wire and the request metrics; so does each
     // turn taken while a page of records is checked (the loop is working through it).
-    client: (onRequest, onTurn) => new CfsClient({ ...config.cfs, onRequest, onTurn }),
+    client: (onRequest, onTurn, onCallState) =>
+      new CfsClient({
+        ...config.cfs,
+        onRequest: (r) => {
+          onRequest(r);
+          answers.saw(r);
+        },
+        onTurn,
+        onCallState,
+      }),
     heartbeatPath: config.heartbeatPath,
     metrics,
     clock,
@@ -116,7 +128,8 @@ async function main(opts: StartOptions): Promise<void> {
   // ends the process as a bad setting does (it can have sent nothing: every call under that base answers 404).
   // Its requests are counted (route, status) but are not loop progress: they stamp no heartbeat.
   const probing = { ...config.cfs, onRequest: (r: RequestInfo) => metrics.observeRequest(r) };
-  void withSpan(SPAN.cfsUrlCheck, {}, () => checkCfsBase(probing, log, ac.signal)).catch((err: unknown) => {
+  const how = { program: 'The batcher', nextAnswer: (s: AbortSignal) => answers.next(s) };
+  void withSpan(SPAN.cfsUrlCheck, {}, () => checkCfsBase(probing, log, ac.signal, how)).catch((err: unknown) => {
     if (!exitOnStartFailure(err)) fatal('CFS_API_URL check', err);
   });
   await batcher.run(ac.signal);

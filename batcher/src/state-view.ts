@@ -10,6 +10,7 @@ import { backoffUntil, isBackingOff } from './rules/backoff';
 import type { BookTally } from './rules/batch-registry';
 import { uncertainCreating } from './rules/create-intents';
 import { troubleSince } from './rules/creating';
+import { longestRetrying, retryingWhat } from './rules/retrying-calls';
 import { msStamp, type BatcherState } from './state';
 
 /** Batches holding their members in a session, or under a create whose outcome is unknown. */
@@ -38,10 +39,7 @@ export function heartbeatBody(s: BatcherState, now: number, offset = 0): Heartbe
     },
     disabled: s.options.batcher_disable,
     backoff: { active, seconds: active ? s.backoff.currentS : 0, until_ms: wall(until) },
-    cfs: {
-      last_success_ms: wall(s.cfsLastSuccess),
-      last_error: s.cfsLastError ? { ...s.cfsLastError, at_ms: msStamp(s.cfsLastError.at_ms + offset) } : null,
-    },
+    cfs: cfsView(s, offset),
     counters: {
       pending_seen: s.pendingSeen,
       batches_queued: tally.queued,
@@ -63,6 +61,42 @@ export function heartbeatBody(s: BatcherState, now: number, offset = 0): Heartbe
     },
     progress: { last_cfs_answer_ms: wall(s.creating.lastCfsAnswerAt) },
     completions_unwritten: completionsUnwritten(s),
+  };
+}
+
+/**
+ * The heartbeat's `cfs`: the last success, the last error and the call being retried now. While a call retries, its
+ * failure is the last error (a cycle's error from before it is history, not what is going on).
+ */
+export function cfsView(s: BatcherState, offset: number): HeartbeatBody['cfs'] {
+  const wall = (t: number): number => msStamp(t + offset);
+  const r = longestRetrying(s.cfsRetrying);
+  const cycleError = s.cfsLastError ? { ...s.cfsLastError, at_ms: wall(s.cfsLastError.at_ms) } : null;
+  const retrying =
+    r === null
+      ? null
+      : {
+          method: r.method,
+          route: r.route,
+          answer: r.answer,
+          attempts: r.attempts,
+          since_ms: wall(r.since),
+          until_ms: wall(r.until),
+        };
+  const retryError =
+    r === null
+      ? null
+      : {
+          at_ms: wall(r.since),
+          kind: /^\d{3}$/.test(r.answer) ? 'http' : r.answer === 'timeout' ? 'timeout' : 'unreachable',
+          message: `${retryingWhat(r)} (being retried: ${r.attempts} failed attempts so far)`,
+        };
+  const lastError =
+    retryError !== null && (cycleError === null || retryError.at_ms >= cycleError.at_ms) ? retryError : cycleError;
+  return {
+    last_success_ms: s.cfsLastSuccess === null ? null : wall(s.cfsLastSuccess),
+    last_error: lastError,
+    retrying,
   };
 }
 

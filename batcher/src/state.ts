@@ -10,6 +10,7 @@ import { initialBackoff, type BackoffState } from './rules/backoff';
 import type { RetryPolicy } from './rules/batch';
 import { BatchBook } from './rules/batch-book';
 import { initialCreating, type CreatingTrack } from './rules/creating';
+import type { RetryingCalls } from './rules/retrying-calls';
 import { InternPool } from './rules/intern';
 import { DEFAULT_OPTIONS, newOptionsMemory, type BatcherOptions, type OptionsMemory } from './rules/options';
 import { initialPacing, type PacingCaps, type PacingState } from './rules/pacing';
@@ -52,6 +53,8 @@ export interface BatcherState {
   lastCycle: LastCycle | null;
   cfsLastSuccess: number | null;
   cfsLastError: CfsLastError | null;
+  /** The CFS calls being retried right now (rules/retrying-calls.ts). */
+  readonly cfsRetrying: RetryingCalls;
   /** What earlier options answers held (decides which missing options may be written back). */
   optionsMemory: OptionsMemory;
   /** Option problems already warned about (each is warned once until it goes away). */
@@ -101,6 +104,7 @@ export function newState(
     lastCycle: null,
     cfsLastSuccess: null,
     cfsLastError: null,
+    cfsRetrying: new Map(),
     optionsMemory: newOptionsMemory(),
     optionProblems: new Set(),
     rejectedComponents: new Map(),

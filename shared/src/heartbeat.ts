@@ -93,6 +93,19 @@ export const heartbeatSchema = z.object({
   cfs: z.object({
     last_success_ms: epochMs.nullable(),
     last_error: z.object({ at_ms: epochMs, kind: z.string(), message: z.string() }).nullable(),
+    /** The call failing longest that is being retried now (optional: an older writer omits it). */
+    retrying: z
+      .object({
+        method: z.string(),
+        route: z.string(),
+        /** The last failed attempt's answer: `503`, `timeout`, `ECONNREFUSED`. */
+        answer: z.string(),
+        attempts: z.number().int().nonnegative(),
+        since_ms: epochMs,
+        until_ms: epochMs,
+      })
+      .nullable()
+      .optional(),
   }),
   counters: z.object({
     pending_seen: z.number().int().nonnegative(),

@@ -57,6 +57,8 @@ export function createSidecar(config: SidecarConfig, deps: SidecarDeps = {}): Si
             connectTimeoutMs: Math.min(config.cfs.connectTimeoutMs ?? config.cfsTimeoutMs, config.cfsTimeoutMs),
             requestTimeoutMs: config.cfsTimeoutMs,
             retryBudgetMs: 0,
+            // the poll says a change of reachability itself, not each failed poll
+            logFailures: false,
           })
         : null;
   const metrics = new SidecarMetrics({ defaultMetrics: deps.defaultMetrics });

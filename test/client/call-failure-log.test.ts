@@ -140,14 +140,14 @@ it('a 503 is said at the first failure with its status; the call that then answe
   }
 });
 
-it('a 404 is said once per call, at WARNING, as final; the caller gets its error as before', async () => {
+it('a 404 is said once per call, at INFO, as final; the caller gets its error as before', async () => {
   const s = await answering([404]);
   try {
     const c = new CfsClient({ baseUrl: s.url, retryBudgetMs: 10_000 });
     const err = await failure(c.getOptions());
     expect(err).toMatchObject({ kind: 'http', status: 404 });
     expect(lines.filter(transport).map((l) => [l.level, l.message])).toEqual([
-      ['WARNING', 'GET /v3/options: CFS answered 404; not retried (an answer below 500 is final)'],
+      ['INFO', 'GET /v3/options: CFS answered 404; not retried (an answer below 500 is final)'],
     ]);
   } finally {
     await s.close();

@@ -5,12 +5,13 @@ import {
   editDistance,
   envLogLevel,
   isServiceLink,
+  judgeCfsBase,
   refuseUnknownSettings,
   settingNames,
   unknownSettings,
   type SettingsScope,
 } from '@cfs-batcher/shared';
-import { BATCHER_SETTINGS, judgeCfsBase, loadConfig, wantsBatcherHelp } from '@cfs-batcher/batcher';
+import { BATCHER_SETTINGS, loadConfig, wantsBatcherHelp } from '@cfs-batcher/batcher';
 import { SIDECAR_SETTINGS, configFromEnv, parseSidecarArgs } from '@cfs-batcher/sidecar-health';
 
 describe('settingNames', () => {

@@ -62,6 +62,7 @@ export type ExplainSource = Pick<
   | 'lastCycle'
   | 'cfsLastError'
   | 'cfsLastSuccess'
+  | 'cfsRetrying'
 > & { readonly intents: { readonly heldUntil: number } };
 
 /** The wall-clock frame of one answer: `now` on the monotonic timeline, `offset` = wall - monotonic. */

@@ -31,7 +31,18 @@ export interface RequestModule {
   request(options: http.RequestOptions, onResponse: (res: http.IncomingMessage) => void): http.ClientRequest;
 }
 
-export class Attempt {
+/** What is read of an attempt once axios has it (structural, so the config field that holds it can be declared on
+ * axios's config by each copy of this module alike). */
+export interface AttemptRecord {
+  readonly startedAt: number;
+  readonly connected: boolean;
+  readonly endedBy?: AttemptEnd;
+  outcome?: CfsError;
+  readonly limits: AttemptLimits;
+  finish(): void;
+}
+
+export class Attempt implements AttemptRecord {
   readonly startedAt = Date.now();
   /** The socket connected, or came connected from the keep-alive pool: request bytes may have left. */
   connected = false;

@@ -7,7 +7,7 @@
  */
 import { isAxiosError } from 'axios';
 import type { Logger } from '../logger';
-import { CONNECT_TIMEOUT_CODE, type Attempt } from './attempt';
+import { CONNECT_TIMEOUT_CODE, type AttemptRecord } from './attempt';
 import type { CfsError } from './errors';
 import type { CallTarget } from './outcome';
 
@@ -52,7 +52,7 @@ export function answerOf(err: unknown, outcome: CfsError): string {
 }
 
 /** "answered 503", "did not answer within 10 s", "unreachable (ECONNREFUSED)". */
-export function failureText(answer: string, attempt: Attempt | undefined): string {
+export function failureText(answer: string, attempt: AttemptRecord | undefined): string {
   if (/^\d{3}$/.test(answer)) return `answered ${answer}`;
   if (answer === 'timeout' || answer === CONNECT_TIMEOUT_CODE)
     return attempt ? `did not answer within ${seconds(attempt.limits.deadlineMs)} s` : 'did not answer in time';
@@ -70,8 +70,7 @@ export function finalWhy(method: string, outcome: CfsError, budgetMs: number): s
 }
 
 /** "1.5" for 1500 ms, "30" for 29 950 ms: tenths only below 10 s, where they matter. */
-export const seconds = (ms: number): string =>
-  String(ms >= 10_000 ? Math.round(ms / 1000) : Math.round(ms / 100) / 10);
+export const seconds = (ms: number): string => String(ms >= 10_000 ? Math.round(ms / 1000) : Math.round(ms / 100) / 10);
 
 /** The lines of one call; `log` is the transport's logger. */
 export class CallLog {
@@ -81,7 +80,8 @@ export class CallLog {
     return { method: call.method, route: call.route, url: call.url, answer: call.lastAnswer, ...extra };
   }
 
-  /** The first failed attempt of a call, with what happens next. */
+  /** The first failed attempt of a call, with what happens next. A final 4xx is INFO: it is CFS's answer about a
+   * record as often as trouble (a session looked up that is gone), and the caller says which. */
   firstFailure(call: CfsCall, text: string, retryForMs: number | null, why: string): void {
     const what = `${call.method} ${call.route}: CFS ${text}`;
     if (retryForMs !== null)
@@ -89,6 +89,7 @@ export class CallLog {
         `${what}; retrying for up to ${seconds(retryForMs)} s`,
         this.meta(call, { retry_for_ms: retryForMs }),
       );
+    else if (/^4\d\d$/.test(call.lastAnswer)) this.log.info(`${what}; not retried (${why})`, this.meta(call));
     else this.log.warn(`${what}; not retried (${why})`, this.meta(call));
   }
 

@@ -4,7 +4,7 @@
  * whether to try again. Pure: no I/O.
  */
 import { AxiosError, isAxiosError, isCancel } from 'axios';
-import { CONNECT_TIMEOUT_CODE, type Attempt } from './attempt';
+import { CONNECT_TIMEOUT_CODE, type AttemptRecord } from './attempt';
 import { CfsError } from './errors';
 
 /** What a message names: the method, the URL without its query, the route template. */
@@ -82,7 +82,7 @@ export function httpError(status: number, text: string, t: CallTarget): CfsError
 }
 
 /** Maps how an attempt ended (an axios error, or whatever else was thrown) onto a CfsError. */
-export function toCfsError(err: unknown, t: CallTarget, attempt: Attempt | undefined): CfsError {
+export function toCfsError(err: unknown, t: CallTarget, attempt: AttemptRecord | undefined): CfsError {
   const { method, url, route } = t;
   if (attempt?.endedBy === 'deadline' || isAxiosTimeout(err)) {
     const limit = attempt ? `${attempt.limits.deadlineMs} ms ` : '';

@@ -16,7 +16,7 @@ import axios, {
 } from 'axios';
 import axiosRetry, { exponentialDelay } from 'axios-retry';
 import { getLogger } from '../logger';
-import { Attempt, type AttemptLimits } from './attempt';
+import { Attempt, type AttemptLimits, type AttemptRecord } from './attempt';
 import { CallLog, CfsCall, answerOf, failureText, finalWhy, seconds, type CallState } from './call-watch';
 import { abortedError, parseBody, shouldRetry, toCfsError } from './outcome';
 import { TokenFile } from './token-file';
@@ -30,7 +30,7 @@ declare module 'axios' {
     /** The CFS call this request belongs to. */
     cfsCall?: CfsCall;
     /** This attempt of it; undefined for an attempt axios refuses before sending (the caller had aborted). */
-    cfsAttempt?: Attempt;
+    cfsAttempt?: AttemptRecord;
   }
 }
 
