@@ -3,7 +3,16 @@
  * verdict and exits 0 (healthy) or 1; `--help` prints the usage (cli.ts).
  */
 import { telemetry } from './tracing-preload';
-import { exitAfterLogs, getLogger, runMain, setLogLevel, withListenSetting } from '@cfs-batcher/shared';
+import {
+  CfsAnswers,
+  checkCfsBase,
+  exitAfterLogs,
+  exitOnStartFailure,
+  getLogger,
+  runMain,
+  setLogLevel,
+  withListenSetting,
+} from '@cfs-batcher/shared';
 import { runCheck, type CheckKind } from './check';
 import { parseSidecarArgs, sidecarUsage } from './cli';
 import { configFromEnv } from './config';
@@ -14,12 +23,25 @@ const log = getLogger('sidecar.health');
 async function serve(): Promise<void> {
   const config = configFromEnv(process.env);
   setLogLevel(config.logLevel);
-  const sidecar = createSidecar(config);
+  // the polls' answers from CFS, for a CFS_API_URL check that could not be made at start
+  const answers = new CfsAnswers();
+  const sidecar = createSidecar({ ...config, cfs: { ...config.cfs, onRequest: (r) => answers.saw(r) } });
   await withListenSetting(sidecar.start(), 'HEALTH_PORT');
+  const ac = new AbortController();
+  if (config.cfsPollMs > 0) {
+    // The batcher's check, beside the polls: a base proven wrong is a bad setting (one line, exit 2), never a CFS
+    // outage paged as CfsBatcherCfsUnreachable.
+    const how = { program: 'The health sidecar', nextAnswer: (s: AbortSignal) => answers.next(s) };
+    void checkCfsBase(config.cfs, log, ac.signal, how).catch((err: unknown) => {
+      if (exitOnStartFailure(err)) return;
+      log.error(`CFS_API_URL check failed: ${(err as Error).message}`, { stack: (err as Error).stack });
+    });
+  }
   let stopping = false;
   const shutdown = (signal: string): void => {
     if (stopping) return;
     stopping = true;
+    ac.abort();
     log.info(`Received ${signal}; stopping the health sidecar`);
     sidecar
       .stop()
