@@ -1,5 +1,9 @@
-/** Pure: the /status document, built from the cached evaluation. Times are ISO strings, ages in seconds. */
-import type { HeartbeatReadResult } from '@cfs-batcher/shared';
+/**
+ * Pure: the /status document, built from the cached evaluation, for people: every instant an RFC 3339 UTC string
+ * (`..._at`, `since`, `until`), every duration a whole number in the unit its name ends in (`_seconds`, `_ms`). The
+ * raw figures (epoch milliseconds) stay in the heartbeat file, which is what the sidecar itself reads.
+ */
+import type { Heartbeat, HeartbeatReadResult } from '@cfs-batcher/shared';
 import type { Thresholds } from './config';
 import { heartbeatExt } from './heartbeat-ext';
 import { cycleRatePerMinute, type CfsCache, type History, type Now } from './history';
@@ -17,7 +21,27 @@ export interface Evaluation {
 
 const iso = (ms: number | null | undefined): string | null =>
   ms === null || ms === undefined ? null : new Date(ms).toISOString();
-const sec = (ms: number | null): number | null => (ms === null ? null : Math.round(ms / 100) / 10);
+const sec = (ms: number | null): number | null => (ms === null ? null : Math.round(ms / 1000));
+
+/** The heartbeat's `cfs`, its instants as RFC 3339. */
+function batcherCfs(c: Heartbeat['cfs']): Record<string, unknown> {
+  const e = c.last_error;
+  const r = c.retrying;
+  return {
+    last_success_at: iso(c.last_success_ms),
+    last_error: e ? { at: iso(e.at_ms), kind: e.kind, message: e.message } : null,
+    retrying: r
+      ? {
+          method: r.method,
+          route: r.route,
+          answer: r.answer,
+          attempts: r.attempts,
+          since: iso(r.since_ms),
+          until: iso(r.until_ms),
+        }
+      : null,
+  };
+}
 
 export function buildStatus(
   e: Evaluation,
@@ -52,12 +76,26 @@ export function buildStatus(
       phase_budget_seconds: sec(v.details.phaseBudgetMs),
       cycle: hb?.cycle ?? null,
       cycles_per_minute: rate === null ? null : Math.round(rate * 100) / 100,
-      last_cycle: hb?.last_cycle ?? null,
+      last_cycle: hb?.last_cycle
+        ? {
+            completed_at: iso(hb.last_cycle.completed_at_ms),
+            duration_ms: Math.round(hb.last_cycle.duration_ms),
+            outcome: hb.last_cycle.outcome,
+            ...(hb.last_cycle.error !== undefined ? { error: hb.last_cycle.error } : {}),
+          }
+        : null,
       options: hb?.options ?? null,
       disabled: hb?.disabled ?? null,
-      backoff: hb?.backoff ?? null,
-      batcher_cfs: hb?.cfs ?? null,
-      counters: hb?.counters ?? null,
+      backoff: hb ? { active: hb.backoff.active, seconds: hb.backoff.seconds, until: iso(hb.backoff.until_ms) } : null,
+      batcher_cfs: hb ? batcherCfs(hb.cfs) : null,
+      counters: hb
+        ? {
+            pending_seen: hb.counters.pending_seen,
+            batches_queued: hb.counters.batches_queued,
+            batches_active: hb.counters.batches_active,
+            sessions_created_total: hb.counters.sessions_created_total,
+          }
+        : null,
       last_batcher_session_created_at: iso(hb?.counters.last_session_created_ms),
       // the optional heartbeat fields (heartbeat-ext.ts); null when the batcher does not report them
       creating: ext.creating
@@ -79,7 +117,7 @@ export function buildStatus(
       polling: extra.cfsPollMs > 0,
       reachable: o ? o.ok : null,
       last_poll_at: iso(o?.atWall),
-      last_poll_duration_ms: o?.durationMs ?? null,
+      last_poll_duration_ms: o ? Math.round(o.durationMs) : null,
       last_error: o && !o.ok ? (o.error ?? 'unknown error') : null,
       last_success_at: iso(cfs.lastSuccess?.atWall),
       pending_components: cfs.lastSuccess?.pendingComponents ?? null,
