@@ -71,7 +71,9 @@ export class SupervisedContainer {
   constructor(private readonly opts: ContainerOptions) {
     this.now = opts.now ?? Date.now;
     this.state = initialState(this.now());
-    this.log = createWriteStream(opts.logFile, { flags: 'a' });
+    // a run starts its log afresh (a grep finds this pod's lines only); the container's restarts within the run
+    // share the one stream, so every instance of the run is in it
+    this.log = createWriteStream(opts.logFile, { flags: 'w' });
   }
 
   get name(): string {

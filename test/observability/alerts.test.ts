@@ -1,11 +1,13 @@
 /**
  * The PrometheusRule: structure, annotations, runbook anchors, metric names, and promtool (check rules + the unit
- * tests in manifests/components/monitoring/alerts-tests, series in, alerts out). Without promtool (Debian's
- * prometheus) the promtool block is skipped and listed at the end of the run; under CI it fails.
+ * tests in manifests/components/monitoring/alerts-tests, series in, alerts out), run in that folder as
+ * docs/observability.md says, on the rules file there that must be the PrometheusRule's spec. Without promtool
+ * (Debian's prometheus) the promtool block is skipped and listed at the end of the run; under CI it fails.
  */
-import { copyFileSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
+import { RULES_FILE, rulesFileText } from '../../scripts/src/rules-file';
 import { describeWithTool } from '../helpers/requires';
 import { makeTempDir } from '../helpers/tmp';
 import { EXTERNAL_METRICS, REPO, catalogueMetricNames, inCatalogue, metricNamesInExpr, promtool } from './promql';
@@ -110,28 +112,25 @@ describe('PrometheusRule manifest', () => {
   });
 });
 
+test('the rules file beside the alert tests is the PrometheusRule spec (else: npm run rules-file)', () => {
+  const committed = readFileSync(path.join(REPO, RULES_FILE), 'utf8');
+  expect(committed).toBe(rulesFileText(readFileSync(RULE_FILE, 'utf8')));
+});
+
 describeWithTool('promtool', 'promtool', () => {
   const tmp = makeTempDir('alerts');
   afterAll(() => tmp.cleanup());
 
-  beforeAll(() => {
-    // promtool reads plain rule files: the PrometheusRule's spec is exactly that
-    writeFileSync(path.join(tmp.dir, 'cfs-batcher.rules.yaml'), YAML.stringify(doc.spec));
-    for (const f of readdirSync(TESTS_DIR).filter((x) => x.endsWith('.test.yaml'))) {
-      copyFileSync(path.join(TESTS_DIR, f), path.join(tmp.dir, f));
-    }
-  });
-
   test('check rules accepts the rules', () => {
-    const r = promtool(['check', 'rules', 'cfs-batcher.rules.yaml'], { cwd: tmp.dir });
+    const r = promtool(['check', 'rules', 'cfs-batcher.rules.yaml'], { cwd: TESTS_DIR });
     expect(`${r.stdout}${r.stderr}`).toContain(`SUCCESS: ${alerts.length} rules found`);
     expect(r.status).toBe(0);
   });
 
   test('test rules: every unit test passes', () => {
-    const files = readdirSync(tmp.dir).filter((f) => f.endsWith('.test.yaml'));
+    const files = readdirSync(TESTS_DIR).filter((f) => f.endsWith('.test.yaml'));
     expect(files.length).toBeGreaterThanOrEqual(REQUIRED_ALERTS.length);
-    const r = promtool(['test', 'rules', ...files], { cwd: tmp.dir });
+    const r = promtool(['test', 'rules', ...files], { cwd: TESTS_DIR });
     const out = `${r.stdout}\n${r.stderr}`;
     expect({ status: r.status, failed: out.includes('FAILED') ? out : '' }).toEqual({ status: 0, failed: '' });
     expect(out.match(/SUCCESS/g)?.length).toBe(files.length);
@@ -142,7 +141,10 @@ describeWithTool('promtool', 'promtool', () => {
       'current backoff 2m 0s',
       'current backoff 1m 0s',
     );
-    writeFileSync(path.join(tmp.dir, 'broken.yaml'), broken);
+    writeFileSync(
+      path.join(tmp.dir, 'broken.yaml'),
+      broken.replace('[cfs-batcher.rules.yaml]', JSON.stringify([path.join(TESTS_DIR, 'cfs-batcher.rules.yaml')])),
+    );
     const r = promtool(['test', 'rules', 'broken.yaml'], { cwd: tmp.dir });
     expect(r.status).not.toBe(0);
     expect(`${r.stdout}${r.stderr}`).toContain('FAILED');
