@@ -51,10 +51,12 @@ describe('CFS trouble in the log, explain and /status', () => {
       ...deadline,
       what: 'the 404 as the last CFS error in /status',
     });
-    expect(said(/^GET \/v3\/options: CFS answered 404; not retried \(an answer below 500 is final\)$/)).toHaveLength(1);
+    const final404 = /^GET \/v3\/options: CFS answered 404; not retried \(an answer below 500 is final\)$/;
+    await waitFor(() => said(final404).length > 0, { ...deadline, what: 'the 404 line in the log' });
+    expect(said(final404)).toHaveLength(1);
 
     // Then 503s on every route, for longer than a retry delay: the loop's call retries.
-    await pod.addFault({ match: '* /v3/*', action: { type: 'status', status: 503 }, scope: { durationMs: 6000 } });
+    await pod.addFault({ match: '* /v3/*', action: { type: 'status', status: 503 }, scope: { durationMs: 8000 } });
     let seen: Status | undefined;
     await waitFor(
       async () => {
@@ -70,13 +72,21 @@ describe('CFS trouble in the log, explain and /status', () => {
     expect(cfs.last_error?.message).toContain(': CFS answered 503');
     expect(cfs.last_error?.message).not.toContain('404');
 
-    const r = await request(`http://127.0.0.1:${metricsPort}/explain/${NODE}`);
-    const answer = ('json' in r ? r.json : undefined) as { state: string; reason: string; cfs_retrying?: unknown };
-    expect(answer.state).toBe('waiting_for_batch');
-    expect(answer.reason).toMatch(
+    type Answer = { state: string; reason: string; cfs_retrying?: unknown };
+    let answer: Answer | undefined;
+    await waitFor(
+      async () => {
+        const r = await request(`http://127.0.0.1:${metricsPort}/explain/${NODE}`);
+        answer = ('json' in r ? r.json : undefined) as Answer | undefined;
+        return answer?.cfs_retrying !== undefined;
+      },
+      { ...deadline, what: 'an explain answer naming the retrying call' },
+    );
+    expect(answer!.state).toBe('waiting_for_batch');
+    expect(answer!.reason).toMatch(
       /Meanwhile the batcher is retrying (GET|PATCH|POST) \/v3\/\S+: CFS answered 503, failing since \d\d:\d\d:\d\d UTC \(\d+ failed attempts?\); it keeps trying until \d\d:\d\d:\d\d UTC at the latest/,
     );
-    expect(answer.cfs_retrying).toMatchObject({ answer: '503' });
+    expect(answer!.cfs_retrying).toMatchObject({ answer: '503' });
 
     // The call that retried through the fault answers in the end, and says so; the 503s were said once per call.
     await waitFor(() => said(/: CFS answered after \d+ attempts over [\d.]+ s \(last failure: 503\)$/).length >= 1, {
@@ -95,5 +105,6 @@ describe('CFS trouble in the log, explain and /status', () => {
       ...deadline,
       what: 'no call retrying once CFS answers',
     });
+    expect(pod.batcherRestarts).toBe(0); // CFS trouble restarts nothing
   });
 });
