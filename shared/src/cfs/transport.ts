@@ -1,7 +1,8 @@
 /**
  * The CFS transport: one axios instance on its http adapter (keep-alive agents of our own, no proxy, no redirects),
- * axios-retry for the retry rules, and interceptors for what belongs to each attempt: an Attempt (connect, deadline
- * over the whole answer, size cap: attempt.ts), the bearer token, one report per attempt. It knows nothing about CFS
+ * axios-retry for the retry rules and their hooks (each call's first failure and its end are said once: call-watch.ts),
+ * and interceptors for what belongs to each attempt: an Attempt (connect, deadline over the whole answer, size cap:
+ * attempt.ts), the bearer token, one report per attempt. It knows nothing about CFS
  * resources; every outcome becomes a body or a CfsError (outcome.ts).
  */
 import { readFileSync } from 'node:fs';
@@ -163,16 +164,15 @@ export class Transport {
 
   /** Starts an attempt: its signal and Node transport, and the current token. */
   private begin(config: InternalAxiosRequestConfig): InternalAxiosRequestConfig {
-    const own = config;
-    const caller = own.cfsCall?.signal;
+    const caller = config.cfsCall?.signal;
     if (caller?.aborted) {
       // aborted during the retry delay: axios refuses to send on an aborted signal; nothing to report
-      own.cfsAttempt = undefined;
+      config.cfsAttempt = undefined;
       config.signal = caller;
       return config;
     }
     const attempt = new Attempt(this.limits, caller);
-    own.cfsAttempt = attempt;
+    config.cfsAttempt = attempt;
     config.signal = attempt.signal;
     config.transport = attempt.transport(this.requestModule);
     const token = this.token?.token();
