@@ -14,7 +14,7 @@ import { wallOffset, type Clock } from './clock';
 import type { BatcherMetrics } from './metrics';
 import { explainFromMemory, type ExplainClock, type ExplainSource, type Explanation } from './rules/explain';
 import { explainFromCfs, explainMissing } from './rules/explain-cfs';
-import { withRetryingCall } from './rules/explain-retrying';
+import { retryingSentence, withRetryingCall } from './rules/explain-retrying';
 import { idRejection } from './explain-id';
 
 export interface ExplainReply {
@@ -68,7 +68,12 @@ export function createExplainer(d: ExplainDeps): Explainer {
         body: {
           id,
           error: 'cfs_unavailable',
-          reason: `The batcher does not hold this component and its CFS lookup ${how}; try again shortly.`,
+          reason: [
+            `The batcher does not hold this component and its CFS lookup ${how}; try again shortly.`,
+            retryingSentence(d.state, frame()),
+          ]
+            .filter((x) => x !== null)
+            .join(' '),
         },
       };
     } finally {

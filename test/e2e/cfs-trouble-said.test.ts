@@ -87,6 +87,18 @@ describe('CFS trouble in the log, explain and /status', () => {
       /Meanwhile the batcher is retrying (GET|PATCH|POST) \/v3\/\S+: CFS answered 503, failing since \d\d:\d\d:\d\d UTC \(\d+ failed attempts?\); it keeps trying until \d\d:\d\d:\d\d UTC at the latest/,
     );
     expect(answer!.cfs_retrying).toMatchObject({ answer: '503' });
+    // An id the batcher does not hold: its lookup fails on the same fault, and the reply says what the loop is doing.
+    let unheld: { error?: string; reason?: string } | undefined;
+    await waitFor(
+      async () => {
+        const r = await request(`http://127.0.0.1:${metricsPort}/explain/x3000c9s9b0n0`);
+        unheld = ('json' in r ? r.json : undefined) as typeof unheld;
+        return r.status === 503 && /Meanwhile the batcher is retrying/.test(unheld?.reason ?? '');
+      },
+      { ...deadline, what: 'a failed lookup naming the retrying call' },
+    );
+    expect(unheld!.error).toBe('cfs_unavailable');
+    expect(unheld!.reason).toMatch(/^The batcher does not hold this component and its CFS lookup answered 503; try/);
 
     // The call that retried through the fault answers in the end, and says so; the 503s were said once per call.
     await waitFor(() => said(/: CFS answered after \d+ attempts over [\d.]+ s \(last failure: 503\)$/).length >= 1, {
