@@ -32,7 +32,7 @@ const UNIT = [
   'e2e/invariants',
   'helpers/requires',
   'repo/source-comments',
-  'shared/env-names',
+  'shared/settings',
   'shared/logger-line',
   'shared/logger-meta',
   'shared/logger-sinks',

@@ -3,7 +3,7 @@
  * comes from CFS); `--help` prints the usage, anything else is refused (exit 2) rather than ignored.
  */
 import { parseArgs as parseArgv } from 'node:util';
-import { ConfigError } from '@cfs-batcher/shared';
+import { ConfigError, settingsUsage } from '@cfs-batcher/shared';
 import { BATCHER_SETTINGS } from './config';
 
 const USAGE_LINE = 'main.js | main.js --help';
@@ -23,17 +23,21 @@ export function wantsBatcherHelp(argv: readonly string[]): boolean {
   }
 }
 
-/** The --help text: what runs, exit codes and the settings this build reads (from their declarations). */
+/** The --help text: what runs, exit codes and every setting with its default (from the settings schema). */
 export function batcherUsage(): string {
   return [
     'cfs-batcher: creates CFS sessions for components whose desired configuration is not applied.',
     '',
     `usage: ${USAGE_LINE}`,
+    '  -h, --help  print this help and exit 0',
     '  Runs until SIGTERM or SIGINT. Batch size, window and the other CFS options are read from CFS (/v3/options).',
     '',
-    'Exit codes: 0 stopped by a signal, 1 a crash or a port in use, 2 a bad setting or argument.',
-    `Settings (environment; docs/CONTRACTS.md gives defaults and ranges): ${BATCHER_SETTINGS.known.join(', ')}.`,
-    `Any other ${BATCHER_SETTINGS.prefixes.map((p) => `${p}*`).join(', ')} variable is refused at start.`,
+    'Exit codes: 0 stopped by a signal (or --help), 1 a crash or a port in use, 2 a bad setting or argument.',
+    '',
+    'Settings (environment variables; docs/CONTRACTS.md says why a site changes each):',
+    ...settingsUsage(BATCHER_SETTINGS),
+    `Any other ${BATCHER_SETTINGS.prefixes.map((p) => `${p}*`).join(', ')} variable, and any variable a typo away from a`,
+    'setting, is refused at start (exit 2) naming the closest setting.',
     '',
   ].join('\n');
 }

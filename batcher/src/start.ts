@@ -22,7 +22,7 @@ import {
 import { checkCfsBase } from './cfs-base-check';
 import { batcherUsage, wantsBatcherHelp } from './cli';
 import { monotonicClock } from './clock';
-import { loadConfig } from './config';
+import { EXPLAIN_LOOKUPS, loadConfig } from './config';
 import { CreateIntentStore, intentsPathFor } from './create-intents';
 import type { PhaseSteps } from './context';
 import { logMain as log } from './log';
@@ -89,7 +89,7 @@ async function main(opts: StartOptions): Promise<void> {
     state: batcher.state,
     clock,
     getComponent: componentLookup(explainLookupClient(config.cfs, metrics)),
-    maxLookups: config.explainLookups,
+    maxLookups: EXPLAIN_LOOKUPS,
   });
   const server: Server | undefined =
     config.metricsPort > 0

@@ -5,7 +5,8 @@
  */
 import {
   ConfigError,
-  envLogLevel,
+  defineSettings,
+  logLevelSetting,
   exitAfterLogs,
   getLogger,
   runMain,
@@ -16,6 +17,20 @@ import { createSimulator } from './simulator';
 import { TRANSPORTS, type Transport } from './transport';
 
 const log = getLogger('cfs-sim');
+
+/** The simulator's one setting; it owns no prefix (it runs in a developer's shell, among other tools' variables). */
+const SIM_SETTINGS = defineSettings({
+  program: 'simulator',
+  prefixes: [],
+  settings: {
+    LOG_LEVEL: {
+      schema: logLevelSetting(),
+      default: 'INFO',
+      meaning: 'log level',
+      reason: 'DEBUG to see each request',
+    },
+  },
+});
 
 const USAGE_LINE =
   'main.js --port PORT [--host H] [--scenario FILE] [--generate N] [--validate] [--transport nodelay|python] | --help';
@@ -100,7 +115,7 @@ async function main(): Promise<number | void> {
     process.stdout.write(USAGE);
     return 0;
   }
-  setLogLevel(envLogLevel(process.env, 'LOG_LEVEL', 'INFO'));
+  setLogLevel(SIM_SETTINGS.parse(process.env).LOG_LEVEL);
   let sim;
   try {
     sim = createSimulator({

@@ -1,5 +1,5 @@
-export * from './env';
-export * from './env-names';
+export * from './settings';
+export * from './settings-names';
 export * from './contract';
 export * from './logger';
 export * from './atomic-file';

@@ -4,7 +4,7 @@
  * command with a typo must not pass as `check live`.
  */
 import { parseArgs as parseArgv } from 'node:util';
-import { ConfigError } from '@cfs-batcher/shared';
+import { ConfigError, settingsUsage } from '@cfs-batcher/shared';
 import type { CheckKind } from './check';
 import { SIDECAR_SETTINGS } from './config';
 
@@ -47,7 +47,7 @@ export function parseSidecarArgs(argv: readonly string[]): SidecarCommand {
   return { kind: 'check', check, standalone: values.standalone };
 }
 
-/** The --help text: commands, exit codes and the settings this build reads (from their declarations). */
+/** The --help text: commands, exit codes and every setting with its default (from the settings schema). */
 export function sidecarUsage(): string {
   return [
     'cfs-batcher health sidecar: judges the batcher from its heartbeat and serves its probes.',
@@ -56,10 +56,14 @@ export function sidecarUsage(): string {
     '  serve (default)  serve /livez, /startupz, /healthz, /readyz, /status and /metrics on HEALTH_PORT',
     '  check            print one verdict as JSON; exit 0 healthy, 1 unhealthy (live is the default)',
     '  --standalone     judge one heartbeat read here instead of asking the running sidecar',
+    '  -h, --help       print this help and exit 0',
     '',
-    'Exit codes: 0 stopped by a signal or healthy, 1 unhealthy or a port in use, 2 a bad setting or argument.',
-    `Settings (environment; docs/CONTRACTS.md gives defaults and ranges): ${SIDECAR_SETTINGS.known.join(', ')}.`,
-    `Any other ${SIDECAR_SETTINGS.prefixes.map((p) => `${p}*`).join(', ')} variable is refused at start.`,
+    'Exit codes: 0 stopped by a signal, healthy or --help; 1 unhealthy or a port in use; 2 a bad setting or argument.',
+    '',
+    'Settings (environment variables; docs/CONTRACTS.md says why a site changes each):',
+    ...settingsUsage(SIDECAR_SETTINGS),
+    `Any other ${SIDECAR_SETTINGS.prefixes.map((p) => `${p}*`).join(', ')} variable, and any variable a typo away from a`,
+    'setting, is refused at start (exit 2) naming the closest setting.',
     '',
   ].join('\n');
 }
