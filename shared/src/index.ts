@@ -9,3 +9,4 @@ export * from './run-main';
 export * from './turns';
 // span helpers only: the SDK is `@cfs-batcher/shared/tracing`, loaded by startTracing() when tracing is on
 export * from './telemetry';
+export * from './cli';
