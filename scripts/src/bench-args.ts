@@ -1,5 +1,5 @@
 /** `npm run bench` options and usage, from one declaration (BENCH_CLI); bench.ts says what each part measures. */
-import { cliErrorMessage, cliUsage, parseCli, type CliSpec } from '@cfs-batcher/shared/cli';
+import { cliErrorMessage, parseCli, type CliSpec } from '@cfs-batcher/shared/cli';
 import { CONVERGE_OPERATORS, type ConvergeOperator } from './bench-converge';
 import { CONDITIONS } from './bench-false-restarts';
 import { parseConditions, type HealthArgs } from './bench-health';
