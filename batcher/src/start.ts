@@ -27,7 +27,7 @@ import { CreateIntentStore, intentsPathFor } from './create-intents';
 import type { PhaseSteps } from './context';
 import { logMain as log } from './log';
 import { createBatcher } from './loop';
-import { componentLookup, createExplainer, explainLookupClient } from './explain-service';
+import { componentLookup, configurationLookup, createExplainer, explainLookupClient } from './explain-service';
 import { serveMetrics } from './http-server';
 import { createMetrics } from './metrics';
 import { PHASE_STEPS } from './phases';
@@ -85,11 +85,14 @@ async function main(opts: StartOptions): Promise<void> {
     intents,
   });
   // A port already in use rejects with node's listen error: one EADDRINUSE line naming the port, exit 1.
+  const lookups = explainLookupClient(config.cfs, metrics);
   const explainer = createExplainer({
     state: batcher.state,
     clock,
-    getComponent: componentLookup(explainLookupClient(config.cfs, metrics)),
+    getComponent: componentLookup(lookups),
+    getConfiguration: configurationLookup(lookups),
     maxLookups: EXPLAIN_LOOKUPS,
+    cfsBaseUrl: config.cfs.baseUrl,
   });
   const server: Server | undefined =
     config.metricsPort > 0

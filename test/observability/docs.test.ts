@@ -137,6 +137,7 @@ describe('names in the docs exist', () => {
         'shared/src/contract.ts',
         'shared/src/cfs/client-options.ts',
         'batcher/src/config.ts',
+        'batcher/src/explain-service.ts',
         'sidecar-health/src/config.ts',
       ].flatMap((file) =>
         [...readFileSync(path.join(REPO, file), 'utf8').matchAll(/export const ([A-Z][A-Z0-9_]*)\b/g)].map(
