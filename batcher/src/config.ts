@@ -1,22 +1,24 @@
 /**
- * Every setting the batcher reads, each declared once here with its default and range (docs/CONTRACTS.md,
- * "Environment"). `loadConfig(env)` is pure: a bad value is a ConfigError naming the variable, raised at start-up
- * so a misconfigured container fails fast and says why. The CFS options (batch size, window...) are not settings:
- * they come from CFS itself every cycle (rules/options.ts).
+ * The batcher's settings, declared once in one zod schema (`BATCHER_SETTINGS`: name, default, meaning, why a site
+ * changes it); docs/CONTRACTS.md, "Environment", lists them. Everything else that paces the loop is a named
+ * constant (`DEFAULT_TUNING`): no site has a reason to change it, and tests that need other values pass their own
+ * `Tuning` to createBatcher. `loadConfig(env)` is pure: a bad or unknown variable is a ConfigError raised at
+ * start-up. The CFS options (batch size, window...) are not settings: they come from CFS itself every cycle
+ * (rules/options.ts).
  */
 import {
-  ConfigError,
+  CFS_CLIENT_DEFAULTS,
+  CFS_CONNECTION_SETTINGS,
   DEFAULT_HEARTBEAT_PATH,
-  cfsClientOptionsFromEnv,
-  envInt,
-  envLogLevel,
-  envString,
+  defineSettings,
+  intSetting,
+  logLevelSetting,
   refuseUnknownSettings,
+  scopeOf,
+  textSetting,
   TURN_SLICE_MS,
-  settingNames,
   type CfsClientOptions,
   type CfsLogLevel,
-  type SettingsScope,
 } from '@cfs-batcher/shared';
 
 type Env = NodeJS.ProcessEnv;
@@ -68,87 +70,142 @@ export interface BatcherConfig {
   heartbeatPath: string;
   /** 0 disables the /metrics server. */
   metricsPort: number;
-  /** CFS lookups of `GET /explain/{id}` in flight at most (one per request; more requests are answered 503). */
-  explainLookups: number;
   /** Log level until the first `logging_level` option is read from CFS. */
   startingLogLevel: CfsLogLevel;
   cfs: CfsClientOptions;
   tuning: Tuning;
 }
 
-export function tuningFromEnv(env: Env): Tuning {
-  const t: Tuning = {
-    cfsWaitInitialMs: envInt(env, 'BATCHER_CFS_WAIT_INITIAL_MS', 1000, 1, 600_000),
-    cfsWaitMaxMs: envInt(env, 'BATCHER_CFS_WAIT_MAX_MS', 60_000, 1, 3_600_000),
-    waitStepMs: envInt(env, 'BATCHER_WAIT_STEP_MS', 1000, 1, 1000),
-    optionsRefreshMs: envInt(env, 'BATCHER_OPTIONS_REFRESH_MS', 10_000, 1000, 600_000),
-    // 30 s + one create's request timeout (10 s) stays well under the sidecar's 120 s send budget.
-    sendSliceMs: envInt(env, 'BATCHER_SEND_SLICE_MS', 30_000, 100, 600_000),
-    // A hanging PATCH costs one request timeout (10 s) per concurrent slot: a cycle spends at most ~20 s on them.
-    patchBudgetMs: envInt(env, 'BATCHER_PATCH_BUDGET_MS', 10_000, 100, 600_000),
-    // Pacing (scripts/src/pacing-measure.ts, slow simulated operator): at most 40 sessions wait in pending, 40/rate s
-    // each, far under the 300 s pending timeout for any operator above 0.14 starts/s. The send phase reads the
-    // pending sessions every 100 ms while the cap holds and creates as they start, so the pace is the operator's:
-    // a read lists at most the cap's few sessions (the original read every in-flight session every cycle), and
-    // 250 ms cost 100k pending ~15% more time to converge against an operator starting sessions in 0.5 s.
-    // 6000/min is a guard only: 100 creates a second is far above what an operator starts (a fixed 240/min was the
-    // pace itself against a prompt operator: 50k pending took 8 minutes).
-    pendingSessionsCap: envInt(env, 'BATCHER_PENDING_SESSIONS_CAP', 40, 0, 100_000),
-    createsPerMinuteCap: envInt(env, 'BATCHER_CREATES_PER_MINUTE', 6000, 0, 100_000),
-    pacingPollMs: envInt(env, 'BATCHER_PACING_POLL_MS', 100, 10, 10_000),
-    // A stalled operator costs a phase this long: then the cycle goes on (completions, new work) and the next one
-    // tries again.
-    pacingStallMs: envInt(env, 'BATCHER_PACING_STALL_MS', 5000, 0, 600_000),
-    createRetryInitialMs: envInt(env, 'BATCHER_CREATE_RETRY_INITIAL_MS', 30_000, 1, 3_600_000),
-    createRetryMaxMs: envInt(env, 'BATCHER_CREATE_RETRY_MAX_MS', 15 * 60_000, 1, 86_400_000),
-    patchConcurrency: envInt(env, 'BATCHER_PATCH_CONCURRENCY', 8, 1, 256),
-    pageSize: envInt(env, 'BATCHER_PAGE_SIZE', 0, 0, 100_000),
-    createCommitHorizonMs: envInt(env, 'BATCHER_CREATE_COMMIT_HORIZON_MS', 120_000, 1000, 3_600_000),
-    // 1000 x 25 components: check_status and collect run at least every 1000 creates; 100 spread a 50k wave of
-    // 2000 sessions over 20 cycles, each one listing every pending component.
-    sendMaxPerPhase: envInt(env, 'BATCHER_SEND_MAX_PER_PHASE', 1000, 1, 10_000),
-    // Not a setting: /explain and /metrics are answered between slices, so the slice bounds their wait; tests set 0
-    // (a turn at every point that may give one).
-    turnSliceMs: TURN_SLICE_MS,
-  };
-  if (t.cfsWaitMaxMs < t.cfsWaitInitialMs) {
-    throw new ConfigError(
-      `BATCHER_CFS_WAIT_MAX_MS=${t.cfsWaitMaxMs} is below BATCHER_CFS_WAIT_INITIAL_MS=${t.cfsWaitInitialMs}`,
-    );
-  }
-  if (t.createRetryMaxMs < t.createRetryInitialMs) {
-    throw new ConfigError(
-      `BATCHER_CREATE_RETRY_MAX_MS=${t.createRetryMaxMs} is below BATCHER_CREATE_RETRY_INITIAL_MS=${t.createRetryInitialMs}`,
-    );
-  }
-  return t;
-}
+/** CFS lookups of `GET /explain/{id}` in flight at most (one per request; more requests are answered 503). */
+export const EXPLAIN_LOOKUPS = 4;
 
-/** The defaults, from the one declaration above. */
-export const DEFAULT_TUNING: Readonly<Tuning> = Object.freeze(tuningFromEnv({}));
+/** The pace of the loop: constants, each with the reason for its value. */
+export const DEFAULT_TUNING: Readonly<Tuning> = Object.freeze({
+  cfsWaitInitialMs: 1000,
+  cfsWaitMaxMs: 60_000,
+  // The sidecar expects a beat every second in every phase.
+  waitStepMs: 1000,
+  optionsRefreshMs: 10_000,
+  // 30 s + one create's request timeout (10 s) stays well under the sidecar's 120 s send budget.
+  sendSliceMs: 30_000,
+  // A hanging PATCH costs one request timeout (10 s) per concurrent slot: a cycle spends at most ~20 s on them.
+  patchBudgetMs: 10_000,
+  // Pacing (scripts/src/pacing-measure.ts, slow simulated operator): at most 40 sessions wait in pending, 40/rate s
+  // each, far under the 300 s pending timeout for any operator above 0.14 starts/s. The send phase reads the
+  // pending sessions every 100 ms while the cap holds and creates as they start, so the pace is the operator's:
+  // a read lists at most the cap's few sessions (the original read every in-flight session every cycle), and
+  // 250 ms cost 100k pending ~15% more time to converge against an operator starting sessions in 0.5 s.
+  // 6000/min is a guard only: 100 creates a second is far above what an operator starts (a fixed 240/min was the
+  // pace itself against a prompt operator: 50k pending took 8 minutes).
+  pendingSessionsCap: 40,
+  createsPerMinuteCap: 6000,
+  pacingPollMs: 100,
+  // A stalled operator costs a phase this long: then the cycle goes on (completions, new work) and the next one
+  // tries again.
+  pacingStallMs: 5000,
+  createRetryInitialMs: 30_000,
+  createRetryMaxMs: 15 * 60_000,
+  patchConcurrency: 8,
+  // The server's default_page_size.
+  pageSize: 0,
+  createCommitHorizonMs: 120_000,
+  // 1000 x 25 components: check_status and collect run at least every 1000 creates; 100 spread a 50k wave of
+  // 2000 sessions over 20 cycles, each one listing every pending component.
+  sendMaxPerPhase: 1000,
+  // /explain and /metrics are answered between slices, so the slice bounds their wait; tests set 0 (a turn at
+  // every point that may give one).
+  turnSliceMs: TURN_SLICE_MS,
+});
 
-/** Every setting from `env`, each declaration with its default (read unconditionally: `settingNames` relies on it). */
-function readConfig(env: Env): BatcherConfig {
-  return {
-    heartbeatPath: envString(env, 'HEARTBEAT_PATH', DEFAULT_HEARTBEAT_PATH),
-    metricsPort: envInt(env, 'METRICS_PORT', 9088, 0, 65535),
-    explainLookups: envInt(env, 'BATCHER_EXPLAIN_LOOKUPS', 4, 1, 64),
-    // Strict, unlike the `logging_level` option (CFS data, which falls back to INFO): a typo here is ours to refuse.
-    startingLogLevel: envLogLevel(env, 'STARTING_CFS_LOG_LEVEL', 'INFO'),
-    cfs: cfsClientOptionsFromEnv(env),
-    tuning: tuningFromEnv(env),
-  };
-}
-
-/** The batcher's variables: the names its declarations read; a CFS_ or BATCHER_ variable outside them is refused. */
-export const BATCHER_SETTINGS: SettingsScope = Object.freeze({
+/** Every setting of the batcher: the CFS connection, where it writes, what it serves, how much it logs. */
+export const BATCHER_SETTINGS = defineSettings({
   program: 'batcher',
   prefixes: ['CFS_', 'BATCHER_'],
-  known: settingNames(readConfig),
+  settings: {
+    ...CFS_CONNECTION_SETTINGS,
+    CFS_REQUEST_TIMEOUT_MS: {
+      // at most 10 minutes: a timer above 2^31-1 ms fires at once, and a longer call would hold the loop past any
+      // liveness window
+      schema: intSetting(1, 600_000),
+      default: String(CFS_CLIENT_DEFAULTS.requestTimeoutMs),
+      meaning: 'per-attempt deadline of a CFS call, headers and body (1..600000)',
+      reason:
+        "a CFS slower than 10 s per page at a large site; raise the sidecar's SIDECAR_FRESHNESS_SECONDS above it too",
+    },
+    CFS_RETRY_BUDGET_MS: {
+      schema: intSetting(0, 600_000),
+      default: String(CFS_CLIENT_DEFAULTS.retryBudgetMs),
+      meaning: 'total time an idempotent CFS call may spend retrying before the cycle waits for CFS (0..600000)',
+      reason: 'a site whose CFS restarts take longer than 30 s and that would rather retry than wait a cycle',
+    },
+    HEARTBEAT_PATH: {
+      schema: textSetting(),
+      default: DEFAULT_HEARTBEAT_PATH,
+      meaning: 'heartbeat file on the volume shared with the sidecar',
+      reason: 'the volume is mounted elsewhere (the same path must be given to the sidecar)',
+    },
+    METRICS_PORT: {
+      schema: intSetting(0, 65535),
+      default: '9088',
+      meaning: '/metrics and /explain/{id} port (0 disables both)',
+      reason: 'the port is taken in the pod, or the site scrapes another one',
+    },
+    LOG_LEVEL: {
+      // Strict, unlike the `logging_level` option (CFS data, which falls back to INFO): a typo here is ours.
+      schema: logLevelSetting(),
+      default: 'INFO',
+      meaning: 'log level until the `logging_level` CFS option is read, which then rules',
+      reason: 'DEBUG while diagnosing a start-up that never reaches CFS',
+      aliases: ['STARTING_CFS_LOG_LEVEL'],
+    },
+    BATCHER_PENDING_SESSIONS_CAP: {
+      schema: intSetting(0, 100_000),
+      default: String(DEFAULT_TUNING.pendingSessionsCap),
+      meaning: 'no session create while this many batcher sessions are still pending in CFS (0 = no cap)',
+      reason: 'an operator that starts sessions slower or faster than the default pace assumes',
+    },
+  },
+  retired: {
+    CFS_CONNECT_TIMEOUT_MS: 'a constant, 3000 ms',
+    BATCHER_EXPLAIN_LOOKUPS: `a constant, ${EXPLAIN_LOOKUPS}`,
+    ...Object.fromEntries(
+      [
+        'CFS_WAIT_INITIAL_MS',
+        'CFS_WAIT_MAX_MS',
+        'WAIT_STEP_MS',
+        'OPTIONS_REFRESH_MS',
+        'SEND_SLICE_MS',
+        'PATCH_BUDGET_MS',
+        'CREATES_PER_MINUTE',
+        'PACING_POLL_MS',
+        'PACING_STALL_MS',
+        'CREATE_RETRY_INITIAL_MS',
+        'CREATE_RETRY_MAX_MS',
+        'PATCH_CONCURRENCY',
+        'PAGE_SIZE',
+        'CREATE_COMMIT_HORIZON_MS',
+        'SEND_MAX_PER_PHASE',
+      ].map((n) => [`BATCHER_${n}`, 'a constant of batcher/src/config.ts, DEFAULT_TUNING']),
+    ),
+  },
 });
 
 /** `alsoKnown`: variables a wrapper of the batcher reads itself (the e2e fault fixture). */
 export function loadConfig(env: Env, alsoKnown: readonly string[] = []): BatcherConfig {
-  refuseUnknownSettings(env, { ...BATCHER_SETTINGS, known: [...BATCHER_SETTINGS.known, ...alsoKnown] });
-  return readConfig(env);
+  refuseUnknownSettings(env, scopeOf(BATCHER_SETTINGS, alsoKnown));
+  const s = BATCHER_SETTINGS.parse(env);
+  return {
+    heartbeatPath: s.HEARTBEAT_PATH,
+    metricsPort: s.METRICS_PORT,
+    startingLogLevel: s.LOG_LEVEL,
+    cfs: {
+      baseUrl: s.CFS_API_URL,
+      connectTimeoutMs: CFS_CLIENT_DEFAULTS.connectTimeoutMs,
+      requestTimeoutMs: s.CFS_REQUEST_TIMEOUT_MS,
+      retryBudgetMs: s.CFS_RETRY_BUDGET_MS,
+      caCertPath: s.CA_CERT,
+      tokenFile: s.CFS_TOKEN_FILE,
+    },
+    tuning: { ...DEFAULT_TUNING, pendingSessionsCap: s.BATCHER_PENDING_SESSIONS_CAP },
+  };
 }

@@ -3,14 +3,37 @@
  * running batcher's `GET /explain/{id}` (inside the batcher container: `kubectl exec deploy/cfs-batcher -c
  * cfs-batcher -- /nodejs/bin/node batcher/dist/explain.js ID`). Prints the sentence, then the details.
  *
- * Exit codes: 0 the batcher or CFS knows the component, 1 CFS has no such component, 2 usage error (bad arguments
- * or an id that cannot be one), 3 no answer (the batcher is unreachable, busy, or could not ask CFS).
+ * Options and exit codes: EXPLAIN_CLI below (also the --help text).
  */
 import http from 'node:http';
 import https from 'node:https';
+// the command's own entry (node:util only): the shared barrel would load the whole client for one GET
+import { cliErrorMessage, cliUsage, parseCli, type CliSpec } from '@cfs-batcher/shared/cli';
 import { idRejection } from './explain-id';
 
-const USAGE = 'usage: node batcher/dist/explain.js ID [--url http://127.0.0.1:9088] [--json]';
+export const EXPLAIN_CLI: CliSpec = {
+  command: 'node batcher/dist/explain.js',
+  positionals: 'ID',
+  summary: 'Why component ID is not configured yet, asked of the running batcher (GET /explain/ID).',
+  options: {
+    url: {
+      type: 'string',
+      value: 'URL',
+      help: "the batcher's /metrics port (default http://127.0.0.1:METRICS_PORT, 9088 when unset)",
+    },
+    json: { type: 'boolean', help: "print the batcher's JSON answer instead of the sentence and details" },
+  },
+  exitCodes: [
+    [0, 'the batcher or CFS knows the component (or --help)'],
+    [1, 'CFS has no component with this id'],
+    [2, 'usage error: bad arguments, or an id CFS cannot hold'],
+    [3, 'no answer: the batcher is unreachable or busy, or could not ask CFS'],
+  ],
+  notes: [
+    'In the batcher container: kubectl exec deploy/cfs-batcher -c cfs-batcher -- /nodejs/bin/node batcher/dist/explain.js ID',
+  ],
+};
+const USAGE = cliUsage(EXPLAIN_CLI);
 /** The least wait for an answer: twice one CFS lookup at the default request timeout (10 s). */
 const ANSWER_TIMEOUT_MS = 20_000;
 /** Beyond the lookup's own deadline, for the batcher to answer once it has CFS's word. */
@@ -34,23 +57,21 @@ export interface ExplainArgs {
 }
 
 /** Pure: the command line -> what to ask, or why it cannot be asked. */
-export function parseExplainArgs(argv: readonly string[], env: NodeJS.ProcessEnv): ExplainArgs | { error: string } {
+export function parseExplainArgs(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+): ExplainArgs | { help: true } | { error: string } {
   const port = env.METRICS_PORT && env.METRICS_PORT !== '0' ? env.METRICS_PORT : '9088';
-  let url = `http://127.0.0.1:${port}`;
-  let json = false;
-  const ids: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (a === '--json') json = true;
-    else if (a === '--url') {
-      const v = argv[++i];
-      if (v === undefined) return { error: '--url needs a value' };
-      url = v;
-    } else if (a.startsWith('--url=')) url = a.slice('--url='.length);
-    else if (a === '-h' || a === '--help') return { error: 'help' };
-    else if (a.startsWith('-')) return { error: `unknown option ${a}` };
-    else ids.push(a);
+  let parsed;
+  try {
+    parsed = parseCli(EXPLAIN_CLI, argv);
+  } catch (err) {
+    return { error: cliErrorMessage(err) };
   }
+  if (parsed.help) return { help: true };
+  const url = (parsed.values.url as string | undefined) ?? `http://127.0.0.1:${port}`;
+  const json = parsed.values.json === true;
+  const ids = parsed.positionals;
   if (ids.length !== 1) return { error: ids.length === 0 ? 'an id is required' : 'give exactly one id' };
   const bad = idRejection(ids[0]!);
   if (bad !== null) return { error: bad };
@@ -102,9 +123,13 @@ function get(url: string, timeoutMs: number): Promise<{ status: number; text: st
 
 async function main(argv: readonly string[]): Promise<number> {
   const args = parseExplainArgs(argv, process.env);
+  if ('help' in args) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
   if ('error' in args) {
-    process.stderr.write(args.error === 'help' ? `${USAGE}\n` : `explain: ${args.error}\n${USAGE}\n`);
-    return args.error === 'help' ? 0 : 2;
+    process.stderr.write(`explain: ${args.error}\n${USAGE.split('\n')[0]} (--help lists the options)\n`);
+    return 2;
   }
   let answer: { status: number; text: string };
   try {

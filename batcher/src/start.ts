@@ -23,12 +23,12 @@ import {
 } from '@cfs-batcher/shared';
 import { batcherUsage, wantsBatcherHelp } from './cli';
 import { monotonicClock } from './clock';
-import { loadConfig } from './config';
+import { EXPLAIN_LOOKUPS, loadConfig } from './config';
 import { CreateIntentStore, intentsPathFor } from './create-intents';
 import type { PhaseSteps } from './context';
 import { logMain as log } from './log';
 import { createBatcher } from './loop';
-import { componentLookup, createExplainer, explainLookupClient } from './explain-service';
+import { componentLookup, configurationLookup, createExplainer, explainLookupClient } from './explain-service';
 import { serveMetrics } from './http-server';
 import { createMetrics } from './metrics';
 import { PHASE_STEPS } from './phases';
@@ -97,11 +97,14 @@ async function main(opts: StartOptions): Promise<void> {
     intents,
   });
   // A port already in use rejects with node's listen error: one EADDRINUSE line naming the port, exit 1.
+  const lookups = explainLookupClient(config.cfs, metrics);
   const explainer = createExplainer({
     state: batcher.state,
     clock,
-    getComponent: componentLookup(explainLookupClient(config.cfs, metrics)),
-    maxLookups: config.explainLookups,
+    getComponent: componentLookup(lookups),
+    getConfiguration: configurationLookup(lookups),
+    maxLookups: EXPLAIN_LOOKUPS,
+    cfsBaseUrl: config.cfs.baseUrl,
   });
   const server: Server | undefined =
     config.metricsPort > 0

@@ -1,11 +1,16 @@
 /**
- * CLI: node cfs-sim/dist/main.js --port PORT [--host H] [--scenario FILE] [--generate N] [--validate] | --help
+ * CLI: node cfs-sim/dist/main.js [--port PORT] [--host H] [--scenario FILE] [--generate N] [--validate] | --help
  * Logs JSON (getLogger('cfs-sim')); exits cleanly on SIGTERM/SIGINT. A bad argument, scenario or LOG_LEVEL exits 2
  * and a busy port 1, each with one line (runMain).
  */
 import {
   ConfigError,
-  envLogLevel,
+  cliErrorMessage,
+  cliUsage,
+  parseCli,
+  type CliSpec,
+  defineSettings,
+  logLevelSetting,
   exitAfterLogs,
   getLogger,
   runMain,
@@ -17,24 +22,53 @@ import { TRANSPORTS, type Transport } from './transport';
 
 const log = getLogger('cfs-sim');
 
-const USAGE_LINE =
-  'main.js --port PORT [--host H] [--scenario FILE] [--generate N] [--validate] [--transport nodelay|python] | --help';
+/** The simulator's one setting; it owns no prefix (it runs in a developer's shell, among other tools' variables). */
+const SIM_SETTINGS = defineSettings({
+  program: 'simulator',
+  prefixes: [],
+  settings: {
+    LOG_LEVEL: {
+      schema: logLevelSetting(),
+      default: 'INFO',
+      meaning: 'log level',
+      reason: 'DEBUG to see each request',
+    },
+  },
+});
 
-const USAGE = [
-  'CFS v3 simulator: serves the CFS API the batcher uses, with a simulated operator and faults.',
-  '',
-  `usage: ${USAGE_LINE}`,
-  '  --port PORT      listen port (default 8080; 0 = any free port)',
-  '  --host H         listen address (default 127.0.0.1)',
-  '  --scenario FILE  JSON scenario: inventory, options, operator timings, faults (cfs-sim/README.md)',
-  '  --generate N     N generated components over 3 configurations instead of a scenario',
-  '  --validate       check every request and answer against the CFS OpenAPI spec (CFS_OPENAPI_SPEC)',
-  '  --transport T    nodelay (default) or python (answers paced like the real server)',
-  '',
-  'Environment: LOG_LEVEL (DEBUG, INFO, WARNING, ERROR; default INFO).',
-  'Exit codes: 0 stopped by a signal or --help, 1 a port in use, 2 a bad argument, scenario or LOG_LEVEL.',
-  '',
-].join('\n');
+export const SIM_CLI: CliSpec = {
+  command: 'node cfs-sim/dist/main.js',
+  summary: 'CFS v3 simulator: serves the CFS API the batcher uses, with a simulated operator and faults.',
+  options: {
+    port: { type: 'string', value: 'PORT', help: 'listen port (default 8080; 0 = any free port)' },
+    host: { type: 'string', value: 'H', help: 'listen address (default 127.0.0.1)' },
+    scenario: {
+      type: 'string',
+      value: 'FILE',
+      help: 'JSON scenario: inventory, options, operator timings, faults (cfs-sim/README.md)',
+    },
+    generate: {
+      type: 'string',
+      value: 'N',
+      help: 'N generated components over 3 configurations instead of a scenario',
+    },
+    validate: {
+      type: 'boolean',
+      help: 'check every request and answer against the CFS OpenAPI spec (CFS_OPENAPI_SPEC)',
+    },
+    transport: {
+      type: 'string',
+      value: 'T',
+      help: 'nodelay (default), or python (answers paced like the real server)',
+    },
+  },
+  exitCodes: [
+    [0, 'stopped by SIGTERM or SIGINT (or --help)'],
+    [1, 'the port is in use'],
+    [2, 'a bad argument, scenario or LOG_LEVEL'],
+  ],
+  notes: ['Environment: LOG_LEVEL (DEBUG, INFO, WARNING, ERROR; default INFO).'],
+};
 
 interface Args {
   help: boolean;
@@ -46,61 +80,41 @@ interface Args {
   transport?: Transport;
 }
 
+function int(name: string, v: string, min: number, max: number): number {
+  if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max)
+    throw new ConfigError(`${name}=${v} is not an integer in ${min}..${max}`);
+  return Number(v);
+}
+
 export function parseArgs(argv: string[]): Args {
-  const args: Args = { help: false, port: 8080, host: '127.0.0.1', validate: false };
-  for (let i = 0; i < argv.length; i++) {
-    const flag = argv[i];
-    const value = (): string => {
-      const v = argv[++i];
-      if (v === undefined) throw new ConfigError(`${flag} needs a value`);
-      return v;
-    };
-    const int = (name: string, v: string, min: number, max: number): number => {
-      if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max)
-        throw new ConfigError(`${name}=${v} is not an integer in ${min}..${max}`);
-      return Number(v);
-    };
-    switch (flag) {
-      case '--help':
-      case '-h':
-        args.help = true;
-        break;
-      case '--port':
-        args.port = int('--port', value(), 0, 65535);
-        break;
-      case '--host':
-        args.host = value();
-        break;
-      case '--scenario':
-        args.scenario = value();
-        break;
-      case '--generate':
-        args.generate = int('--generate', value(), 0, 200_000);
-        break;
-      case '--validate':
-        args.validate = true;
-        break;
-      case '--transport': {
-        const t = value(); // nodelay (default) | python: see transport.ts
-        if (!(TRANSPORTS as readonly string[]).includes(t))
-          throw new ConfigError(`--transport must be one of ${TRANSPORTS.join(', ')}, got '${t}'`);
-        args.transport = t as Transport;
-        break;
-      }
-      default:
-        throw new ConfigError(`unknown argument '${flag}' (usage: ${USAGE_LINE})`);
-    }
+  let parsed;
+  try {
+    parsed = parseCli(SIM_CLI, argv);
+  } catch (err) {
+    throw new ConfigError(`${cliErrorMessage(err)} (--help lists the options)`);
   }
-  return args;
+  const v = parsed.values as Record<string, string | undefined>;
+  const t = v.transport;
+  if (t !== undefined && !(TRANSPORTS as readonly string[]).includes(t))
+    throw new ConfigError(`--transport must be one of ${TRANSPORTS.join(', ')}, got '${t}'`);
+  return {
+    help: parsed.help,
+    port: v.port === undefined ? 8080 : int('--port', v.port, 0, 65535),
+    host: v.host ?? '127.0.0.1',
+    validate: parsed.values.validate === true,
+    ...(v.scenario !== undefined ? { scenario: v.scenario } : {}),
+    ...(v.generate !== undefined ? { generate: int('--generate', v.generate, 0, 200_000) } : {}),
+    ...(t !== undefined ? { transport: t as Transport } : {}),
+  };
 }
 
 async function main(): Promise<number | void> {
   const args = parseArgs(process.argv.slice(2));
   if (args.help) {
-    process.stdout.write(USAGE);
+    process.stdout.write(cliUsage(SIM_CLI));
     return 0;
   }
-  setLogLevel(envLogLevel(process.env, 'LOG_LEVEL', 'INFO'));
+  setLogLevel(SIM_SETTINGS.parse(process.env).LOG_LEVEL);
   let sim;
   try {
     sim = createSimulator({

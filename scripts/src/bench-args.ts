@@ -1,10 +1,54 @@
-/** `npm run bench` options (util.parseArgs); see bench.ts for what each part measures. */
-import { parseArgs } from 'node:util';
+/** `npm run bench` options and usage, from one declaration (BENCH_CLI); bench.ts says what each part measures. */
+import { cliErrorMessage, parseCli, type CliSpec } from '@cfs-batcher/shared/cli';
 import { CONVERGE_OPERATORS, type ConvergeOperator } from './bench-converge';
 import { CONDITIONS } from './bench-false-restarts';
 import { parseConditions, type HealthArgs } from './bench-health';
 
+export const BENCH_CLI: CliSpec = {
+  command: 'node scripts/dist/bench.js',
+  summary: [
+    'Benchmarks (npm run bench): batcher cycle time, CFS requests and RSS per cycle, explain latency, runtime floor,',
+    'sidecar /livez latency, hang and stall detection, false restarts, a soak. Writes bench-results/<date>.json and .md.',
+  ].join('\n'),
+  options: {
+    runs: { type: 'string', value: 'N', help: 'runs per measurement, medians reported (default 3)' },
+    sizes: { type: 'string', value: 'LIST', help: 'pending components (default 1000,10000,50000,100000)' },
+    'livez-seconds': { type: 'string', value: 'S', help: 'seconds of /livez load at 200 requests/s (default 10)' },
+    only: {
+      type: 'string',
+      value: 'LIST',
+      help: 'parts: cycle,explain,floor,livez,detect,never-send,false-restarts,soak (default all) or converge',
+    },
+    soak: { type: 'string', value: 'N,A', help: 'soak components and ambiguous creates (default 12000,1000)' },
+    'detect-runs': { type: 'string', value: 'N', help: 'pods per hang kind (default 5)' },
+    conditions: { type: 'string', value: 'LIST', help: 'false-restart conditions (default all: refused,503,...)' },
+    'fr-seconds': { type: 'string', value: 'S', help: 'seconds per false-restart condition (default 120)' },
+    'check-interval': { type: 'string', value: 'S', help: 'batcher_check_interval of false-restart pods (default 10)' },
+    'detect-interval': { type: 'string', value: 'S', help: 'batcher_check_interval of detection pods (default 1)' },
+    transport: { type: 'string', value: 'T', help: "the simulator's transport in the cycle bench: nodelay or python" },
+    'node-options': { type: 'string', value: 'OPTS', help: "the batcher's NODE_OPTIONS instead of the manifest's" },
+    'node-flags': { type: 'string', value: 'FLAGS', help: "node flags instead of the batcher image's ENTRYPOINT ones" },
+    'floor-page-size': { type: 'string', value: 'N', help: 'page size of the runtime-floor reader (default 1000)' },
+    'no-rebuild': { type: 'boolean', help: "skip the cycle bench's restart measurement" },
+    tracing: { type: 'boolean', help: 'cycle bench with tracing on, spans exported to a local OTLP sink' },
+    batcher: { type: 'string', value: 'PATH', help: "another build's batcher entry (before/after runs)" },
+    quick: { type: 'boolean', help: 'one run, 1k only, 3 s of /livez, 3 detect runs, 30 s conditions, small soak' },
+    operators: { type: 'string', value: 'LIST', help: 'converge: prompt,slow (default both)' },
+    pacing: { type: 'string', value: 'LIST', help: 'converge: on,off (default both)' },
+    'explain-cpu-limit': { type: 'string', value: 'C', help: "explain bench's batcher under a CPU quota (needs root)" },
+  },
+  exitCodes: [
+    [0, 'every part measured (or --help)'],
+    [1, 'a part failed (listed at the end) or the bench crashed'],
+    [2, 'a bad argument'],
+  ],
+};
+
+export class BenchUsageError extends Error {}
+
 export interface Args extends HealthArgs {
+  /** --help: print the usage and exit 0. */
+  help: boolean;
   runs: number;
   sizes: number[];
   livezSeconds: number;
@@ -31,35 +75,32 @@ export interface Args extends HealthArgs {
 }
 
 export function parseBenchArgs(argv: readonly string[]): Args {
-  const { values: v } = parseArgs({
-    args: [...argv],
-    strict: true,
-    allowPositionals: false,
-    options: {
-      runs: { type: 'string' },
-      sizes: { type: 'string' },
-      'livez-seconds': { type: 'string' },
-      only: { type: 'string' },
-      soak: { type: 'string' },
-      'detect-runs': { type: 'string' },
-      conditions: { type: 'string' },
-      'fr-seconds': { type: 'string' },
-      'check-interval': { type: 'string' },
-      'detect-interval': { type: 'string' },
-      transport: { type: 'string' },
-      'node-options': { type: 'string' },
-      'node-flags': { type: 'string' },
-      'floor-page-size': { type: 'string' },
-      'no-rebuild': { type: 'boolean', default: false },
-      tracing: { type: 'boolean', default: false },
-      batcher: { type: 'string' },
-      quick: { type: 'boolean', default: false },
-      operators: { type: 'string' },
-      pacing: { type: 'string' },
-      'explain-cpu-limit': { type: 'string' },
-    },
-  });
+  return checked(() => readBenchArgs(argv));
+}
+
+/** A bad value is a usage error too (exit 2). */
+function checked(read: () => Args): Args {
+  try {
+    return read();
+  } catch (err) {
+    throw err instanceof BenchUsageError ? err : new BenchUsageError((err as Error).message);
+  }
+}
+
+function readBenchArgs(argv: readonly string[]): Args {
+  let parsed;
+  try {
+    parsed = parseCli(BENCH_CLI, argv);
+  } catch (err) {
+    throw new BenchUsageError(`${cliErrorMessage(err)} (--help lists the options)`);
+  }
+  const v = parsed.values as Record<string, string | undefined> & {
+    'no-rebuild'?: boolean;
+    tracing?: boolean;
+    quick?: boolean;
+  };
   const a: Args = {
+    help: parsed.help,
     runs: 3,
     sizes: [1000, 10_000, 50_000, 100_000],
     livezSeconds: 10,

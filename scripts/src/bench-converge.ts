@@ -102,9 +102,9 @@ export async function runConverge(
     METRICS_PORT: '0',
     ...o.runtimeEnv,
     NODE_OPTIONS: o.nodeOptions,
-    STARTING_CFS_LOG_LEVEL: 'WARNING',
+    LOG_LEVEL: 'WARNING',
     HEARTBEAT_PATH: hbFile,
-    ...(pacing === 'off' ? { BATCHER_PENDING_SESSIONS_CAP: '0', BATCHER_CREATES_PER_MINUTE: '0' } : {}),
+    ...(pacing === 'off' ? { BATCHER_PENDING_SESSIONS_CAP: '0' } : {}),
   };
   const batcher = startNode(o.batcherScript ?? 'batcher/dist/main.js', [], env, o.nodeFlags ?? []);
   const abort = () => (batcher.alive ? null : `batcher exited: ${batcher.tail(5)}`);

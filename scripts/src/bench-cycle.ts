@@ -123,12 +123,11 @@ export async function runCycleBench(n: number, o: CycleBenchOptions): Promise<Cy
     METRICS_PORT: '0',
     ...o.runtimeEnv,
     NODE_OPTIONS: o.nodeOptions,
-    STARTING_CFS_LOG_LEVEL: 'WARNING',
-    // The operator is paused (sessions stay pending to hold a steady state), so the operator-aware pacing caps would
+    LOG_LEVEL: 'WARNING',
+    // The operator is paused (sessions stay pending to hold a steady state), so the operator-aware pacing cap would
     // hold creation at 40 sessions: this bench measures the batcher's own cost, pacing is measured apart
     // (scripts/src/pacing-measure.ts).
     BATCHER_PENDING_SESSIONS_CAP: '0',
-    BATCHER_CREATES_PER_MINUTE: '0',
   };
   const script = o.batcherScript ?? 'batcher/dist/main.js';
   const batcher = startNode(script, [], { ...env, HEARTBEAT_PATH: hbFile }, o.nodeFlags ?? []);

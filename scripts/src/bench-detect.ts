@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { readHeartbeat } from '@cfs-batcher/shared';
+import { EVAL_INTERVAL_MS } from '@cfs-batcher/sidecar-health';
 import { BeatMonitor, type GapSummary } from './bench-beats';
 import { benchScenario, startBenchPod, type BenchPod } from './bench-pod';
 import { waitFor } from './wait';
@@ -35,12 +36,7 @@ export function hangBoundSeconds(pod: BenchPod): number {
   const side = pod.spec.containers['health-sidecar']!;
   const env = (n: string, d: string): number => Number(side.env.find((e) => e.name === n)?.value ?? d);
   const grace = live.terminationGracePeriodSeconds ?? pod.spec.podTerminationGracePeriodSeconds;
-  return (
-    env('SIDECAR_FRESHNESS_SECONDS', '10') +
-    env('SIDECAR_EVAL_INTERVAL_MS', '1000') / 1000 +
-    worstCaseDetectionSeconds(live) +
-    grace
-  );
+  return env('SIDECAR_FRESHNESS_SECONDS', '10') + EVAL_INTERVAL_MS / 1000 + worstCaseDetectionSeconds(live) + grace;
 }
 
 /** A batcher in steady state: past its startup probe and two cycles in, so its start-up grace no longer applies. */

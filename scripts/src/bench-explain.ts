@@ -142,11 +142,9 @@ export async function runExplainBench(n: number, o: ExplainBenchOptions): Promis
     METRICS_PORT: String(port),
     ...o.runtimeEnv,
     NODE_OPTIONS: o.nodeOptions,
-    STARTING_CFS_LOG_LEVEL: 'WARNING',
+    LOG_LEVEL: 'WARNING',
     HEARTBEAT_PATH: hbFile,
     BATCHER_PENDING_SESSIONS_CAP: String(sessionsCap),
-    BATCHER_CREATES_PER_MINUTE: '0',
-    BATCHER_SEND_MAX_PER_PHASE: String(sessionsCap),
   };
   const batcher = startNode(o.batcherScript ?? 'batcher/dist/main.js', [], env, o.nodeFlags ?? []);
   let quota: CpuQuota | undefined;

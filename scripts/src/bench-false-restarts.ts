@@ -124,7 +124,7 @@ async function apply(
         note: 'sessions stay pending for the whole condition',
       };
     case 'paced':
-      // BATCHER_PENDING_SESSIONS_CAP=1 and BATCHER_CREATES_PER_MINUTE=1 (run()) with sessions pending 90 s each
+      // BATCHER_PENDING_SESSIONS_CAP=1 (run()) with sessions pending 90 s each
       await control(pod, 'operator', { pendingMs: 90_000 });
       return {
         undo: () => control(pod, 'operator', { pendingMs: 2000 }),
@@ -170,9 +170,7 @@ export async function runFalseRestarts(
   const pod = await startBenchPod({
     scenario,
     ...(big ? { batcherPrefix: ['taskset', '-c', '0'] } : {}),
-    ...(condition === 'paced'
-      ? { batcherEnv: { BATCHER_PENDING_SESSIONS_CAP: '1', BATCHER_CREATES_PER_MINUTE: '1' } }
-      : {}),
+    ...(condition === 'paced' ? { batcherEnv: { BATCHER_PENDING_SESSIONS_CAP: '1' } } : {}),
   });
   const dir = mkdtempSync(path.join(path.dirname(pod.heartbeatPath), '..', 'vol-'));
   const beats = new BeatMonitor(pod.heartbeatPath).start();

@@ -138,7 +138,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakRun> {
     CFS_API_URL: `${origin}/v3`,
     HEARTBEAT_PATH: hbFile,
     METRICS_PORT: '0',
-    STARTING_CFS_LOG_LEVEL: 'WARNING',
+    LOG_LEVEL: 'WARNING',
     CFS_REQUEST_TIMEOUT_MS: '3000',
   };
   mkdirSync(path.dirname(hbFile), { recursive: true });

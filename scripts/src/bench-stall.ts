@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { readHeartbeat } from '@cfs-batcher/shared';
+import { EVAL_INTERVAL_MS, PROGRESS_INTERVALS } from '@cfs-batcher/sidecar-health';
 import { startBenchPod } from './bench-pod';
 import { httpJson, sleep } from './bench-procs';
 import { waitFor } from './wait';
@@ -67,12 +68,9 @@ export async function runNeverSend(): Promise<StallRun> {
     const side = pod.spec.containers['health-sidecar']!;
     const env = (n: string, d: string): number => Number(side.env.find((e) => e.name === n)?.value ?? d);
     const live = pod.spec.containers['cfs-batcher']!.probes.liveness!;
-    const deadlineS = 60 + env('SIDECAR_PROGRESS_INTERVALS', '6') * 10;
+    const deadlineS = 60 + PROGRESS_INTERVALS * 10;
     const boundS =
-      deadlineS +
-      env('SIDECAR_CFS_POLL_SECONDS', '10') +
-      env('SIDECAR_EVAL_INTERVAL_MS', '1000') / 1000 +
-      worstCaseDetectionSeconds(live);
+      deadlineS + env('SIDECAR_CFS_POLL_SECONDS', '10') + EVAL_INTERVAL_MS / 1000 + worstCaseDetectionSeconds(live);
     const term = await waitFor(
       async () => {
         const e = pod.events.find((x) => x.at >= t0 && x.container === 'cfs-batcher' && /SIGTERM/.test(x.message));

@@ -4,7 +4,7 @@
  * hang/crash detection with the manifest's probes. Several runs, medians. Prints a table and writes
  * bench-results/<date>.json and .md. Not part of `npm test`.
  *
- * Options: --runs N (default 3), --sizes 1000,10000,50000,100000, --livez-seconds S (10),
+ * Options (BENCH_CLI in bench-args.ts, printed by --help): --runs N (default 3), --sizes 1000,10000,50000,100000, --livez-seconds S (10),
  * --only cycle,explain,floor,livez,detect,never-send,false-restarts,soak (default: all; never-send: a loop that stops
  * creating sessions, CSM's options, --detect-runs pods), --soak N,A (components, ambiguous creates; default
  * 12000,1000; runs once whatever --runs says), --quick (one run, 1k only, 3 s of /livez, 3 detect runs, 30 s
@@ -20,7 +20,8 @@
  * until every component is in a session (bench-converge.ts) at 10k, 50k and 100k (or --sizes), against a prompt
  * and a slow operator (--operators prompt,slow), shipped pacing and none (--pacing on,off); --runs applies.
  */
-import { parseBenchArgs } from './bench-args';
+import { BENCH_CLI, BenchUsageError, parseBenchArgs } from './bench-args';
+import { cliUsage } from '@cfs-batcher/shared/cli';
 import { runConvergeMatrix, type ConvergeRun } from './bench-converge';
 import { runCycleBench, type CycleRun } from './bench-cycle';
 import type { DetectRun } from './bench-detect';
@@ -45,6 +46,10 @@ const log = (m: string): void => void process.stdout.write(`${m}\n`);
 
 async function main(): Promise<void> {
   const args = parseBenchArgs(process.argv.slice(2));
+  if (args.help) {
+    process.stdout.write(cliUsage(BENCH_CLI));
+    return;
+  }
   const spec = loadPodSpec(ROOT);
   const nodeOptions =
     args.nodeOptions ?? spec.containers['cfs-batcher']!.env.find((e) => e.name === 'NODE_OPTIONS')?.value ?? '';
@@ -242,6 +247,10 @@ async function main(): Promise<void> {
 
 if (require.main === module) {
   main().catch((err: unknown) => {
+    if (err instanceof BenchUsageError) {
+      process.stderr.write(`bench: ${err.message}\n`);
+      process.exit(2);
+    }
     process.stderr.write(`bench failed: ${(err as Error).stack ?? String(err)}\n`);
     process.exit(1);
   });

@@ -1,7 +1,9 @@
-/** The local pod's command line: options, defaults and the usage text (node's util.parseArgs). */
-import { parseArgs as parseArgv } from 'node:util';
+/** The local pod's command line: options, defaults and the usage text, from one declaration (LOCAL_POD_CLI). */
+import { cliErrorMessage, cliUsage, parseCli, type CliSpec } from '@cfs-batcher/shared/cli';
 
 export interface LocalPodArgs {
+  /** --help: print LOCAL_POD_USAGE and exit 0. */
+  help: boolean;
   durationS: number | null;
   quiet: boolean;
   freePorts: boolean;
@@ -13,8 +15,32 @@ export interface LocalPodArgs {
 
 export class UsageError extends Error {}
 
-const USAGE = `usage: node scripts/dist/local-pod.js [--duration SECONDS] [--quiet] [--free-ports]
-       [--scenario FILE] [--sim-port PORT] [--check-interval S] [--batch-window S]`;
+export const LOCAL_POD_CLI: CliSpec = {
+  command: 'node scripts/dist/local-pod.js',
+  summary: [
+    'The local pod (npm start): the CFS simulator, the batcher and its health sidecar as child processes, probed as',
+    'the rendered manifest says (kubelet-like restarts), with a status line. Ctrl-C or SIGTERM stops everything.',
+  ].join('\n'),
+  options: {
+    duration: { type: 'string', value: 'SECONDS', help: 'stop after this long (default: run until Ctrl-C)' },
+    quiet: { type: 'boolean', help: 'no status line, only events (the status line is rewritten in place on a tty)' },
+    'free-ports': {
+      type: 'boolean',
+      help: "free ports for the sidecar and the batcher's metrics instead of the manifest's (several pods at once)",
+    },
+    scenario: { type: 'string', value: 'FILE', help: 'simulator scenario (default cfs-sim/scenarios/demo.json)' },
+    'sim-port': { type: 'string', value: 'PORT', help: "the simulator's port (default: a free one)" },
+    'check-interval': { type: 'string', value: 'S', help: 'batcher_check_interval of the simulated CFS (default 2)' },
+    'batch-window': { type: 'string', value: 'S', help: 'batch_window of the simulated CFS (default 5)' },
+  },
+  exitCodes: [
+    [0, 'stopped by Ctrl-C, SIGTERM or --duration (or --help)'],
+    [1, 'the pod failed to start or run'],
+    [2, 'a bad argument, a missing build or scenario, or a busy port (use --free-ports)'],
+  ],
+};
+export const LOCAL_POD_USAGE = cliUsage(LOCAL_POD_CLI);
+const USAGE_LINE = LOCAL_POD_USAGE.split('\n')[0]!;
 
 function intArg(flag: string, raw: string | undefined, min: number, fallback: number): number {
   if (raw === undefined) return fallback;
@@ -24,33 +50,21 @@ function intArg(flag: string, raw: string | undefined, min: number, fallback: nu
 
 /** Pure: argv (without node and script) -> options. */
 export function parseArgs(argv: readonly string[]): LocalPodArgs {
-  let values;
+  let parsed;
   try {
-    ({ values } = parseArgv({
-      args: [...argv],
-      strict: true,
-      allowPositionals: false,
-      options: {
-        duration: { type: 'string' },
-        quiet: { type: 'boolean', default: false },
-        'free-ports': { type: 'boolean', default: false },
-        scenario: { type: 'string', default: 'cfs-sim/scenarios/demo.json' },
-        'sim-port': { type: 'string' },
-        'check-interval': { type: 'string' },
-        'batch-window': { type: 'string' },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-    }));
+    parsed = parseCli(LOCAL_POD_CLI, argv);
   } catch (err) {
-    throw new UsageError(`${(err as Error).message}\n${USAGE}`);
+    throw new UsageError(`${cliErrorMessage(err)}\n${USAGE_LINE} (--help lists the options)`);
   }
-  if (values.help) throw new UsageError(USAGE);
-  if (values.scenario === '') throw new UsageError('--scenario needs a file');
+  const values = parsed.values as Record<string, string | undefined>;
+  const scenario = values.scenario ?? 'cfs-sim/scenarios/demo.json';
+  if (scenario === '') throw new UsageError('--scenario needs a file');
   return {
+    help: parsed.help,
     durationS: values.duration === undefined ? null : intArg('duration', values.duration, 1, 0),
-    quiet: values.quiet,
-    freePorts: values['free-ports'],
-    scenario: values.scenario,
+    quiet: parsed.values.quiet === true,
+    freePorts: parsed.values['free-ports'] === true,
+    scenario,
     simPort: intArg('sim-port', values['sim-port'], 0, 0),
     checkInterval: intArg('check-interval', values['check-interval'], 1, 2),
     batchWindow: intArg('batch-window', values['batch-window'], 0, 5),

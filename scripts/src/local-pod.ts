@@ -9,7 +9,7 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { UsageError, parseArgs } from './local-pod-args';
+import { LOCAL_POD_USAGE, UsageError, parseArgs } from './local-pod-args';
 import { demoNode, explainExample } from './local-pod-explain';
 import { statusLine, type Summary } from './local-pod-status';
 import { freePort, portFree } from './net';
@@ -39,6 +39,10 @@ function stamp(): string {
 async function main(argv: readonly string[]): Promise<number> {
   const signalled = stopSignal();
   const args = parseArgs(argv);
+  if (args.help) {
+    process.stdout.write(LOCAL_POD_USAGE);
+    return 0;
+  }
   const root = path.resolve(__dirname, '..', '..');
   const entries = {
     sim: path.join(root, 'cfs-sim', 'dist', 'main.js'),

@@ -21,7 +21,7 @@ export const CFS_OPTION_DEFAULTS = Object.freeze({
   logging_level: 'INFO',
 });
 
-/** The CFS client's defaults (overridden by CFS_API_URL, CFS_CONNECT_TIMEOUT_MS, ... in cfsClientOptionsFromEnv). */
+/** The CFS client's defaults (the batcher's settings override the URL, request timeout and retry budget). */
 export const CFS_CLIENT_DEFAULTS = Object.freeze({
   baseUrl: 'http://cray-cfs-api/v3',
   connectTimeoutMs: 3000,

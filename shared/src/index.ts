@@ -1,5 +1,5 @@
-export * from './env';
-export * from './env-names';
+export * from './settings';
+export * from './settings-names';
 export * from './contract';
 export * from './logger';
 export * from './atomic-file';
@@ -9,3 +9,4 @@ export * from './run-main';
 export * from './turns';
 // span helpers only: the SDK is `@cfs-batcher/shared/tracing`, loaded by startTracing() when tracing is on
 export * from './telemetry';
+export * from './cli';

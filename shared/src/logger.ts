@@ -4,8 +4,8 @@
  * its trace in Jaeger. Keys sorted (winston's `format.json()`); the formats are in log-format.ts.
  *
  * Levels use the CFS vocabulary (DEBUG, INFO, WARNING, ERROR) as winston's custom levels: that is what the
- * `logging_level` option and `STARTING_CFS_LOG_LEVEL` carry, and admins grep `"level":"WARNING"` as they did for the
- * Python original.
+ * `logging_level` option and `LOG_LEVEL` (or the original's `STARTING_CFS_LOG_LEVEL`) carry, and admins grep
+ * `"level":"WARNING"` as they did for the Python original.
  *
  * Logging never throws into its caller (the main loop calls it), and never stalls: a write that throws is dropped, a
  * closed stdout is ignored.

@@ -4,7 +4,7 @@
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ConfigError } from './env';
+import { ConfigError } from './settings';
 import { exitAfterLogs, getLogger } from './logger';
 
 /** Exit code of a program that refuses its configuration (bad variable, unreadable file, bad argument). */

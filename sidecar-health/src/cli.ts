@@ -3,8 +3,7 @@
  * prints one verdict (exec-style probe), `--help` prints the usage. Anything else is refused (exit 2): a probe
  * command with a typo must not pass as `check live`.
  */
-import { parseArgs as parseArgv } from 'node:util';
-import { ConfigError } from '@cfs-batcher/shared';
+import { ConfigError, cliErrorMessage, cliUsage, parseCli, settingsUsage, type CliSpec } from '@cfs-batcher/shared';
 import type { CheckKind } from './check';
 import { SIDECAR_SETTINGS } from './config';
 
@@ -13,6 +12,24 @@ export type SidecarCommand =
 
 export const SIDECAR_USAGE_LINE = 'main.js [serve] | main.js check [live|startup] [--standalone] | main.js --help';
 
+export const SIDECAR_CLI: CliSpec = {
+  command: 'node sidecar-health/dist/main.js',
+  positionals: '[serve | check [live|startup]]',
+  summary: [
+    'cfs-batcher health sidecar: judges the batcher from its heartbeat and serves its probes.',
+    '  serve (default)  serve /livez, /startupz, /healthz, /readyz, /status and /metrics on HEALTH_PORT',
+    '  check [live|startup]  print one verdict as JSON (live is the default), from the running sidecar',
+  ].join('\n'),
+  options: {
+    standalone: { type: 'boolean', help: 'check: judge one heartbeat read here instead of asking the running sidecar' },
+  },
+  exitCodes: [
+    [0, 'stopped by SIGTERM or SIGINT; check: healthy; --help'],
+    [1, 'check: unhealthy; serve: HEALTH_PORT in use'],
+    [2, 'a bad setting or argument'],
+  ],
+};
+
 /** Pure: argv (without node and script) -> the command; a bad one is a ConfigError carrying the usage line. */
 export function parseSidecarArgs(argv: readonly string[]): SidecarCommand {
   const refuse = (what: string): never => {
@@ -20,19 +37,12 @@ export function parseSidecarArgs(argv: readonly string[]): SidecarCommand {
   };
   let parsed;
   try {
-    parsed = parseArgv({
-      args: [...argv],
-      strict: true,
-      allowPositionals: true,
-      options: {
-        help: { type: 'boolean', short: 'h', default: false },
-        standalone: { type: 'boolean', default: false },
-      },
-    });
+    parsed = parseCli(SIDECAR_CLI, argv);
   } catch (err) {
-    return refuse((err as Error).message.replace(/\. To specify a positional .*$/s, ''));
+    return refuse(cliErrorMessage(err));
   }
-  const { values, positionals } = parsed;
+  const { positionals } = parsed;
+  const values = { help: parsed.help, standalone: parsed.values.standalone === true };
   if (values.help) return { kind: 'help' };
   const [cmd = 'serve', ...rest] = positionals;
   if (cmd === 'serve') {
@@ -47,19 +57,15 @@ export function parseSidecarArgs(argv: readonly string[]): SidecarCommand {
   return { kind: 'check', check, standalone: values.standalone };
 }
 
-/** The --help text: commands, exit codes and the settings this build reads (from their declarations). */
+/** The --help text: commands, exit codes and every setting with its default (from the settings schema). */
 export function sidecarUsage(): string {
-  return [
-    'cfs-batcher health sidecar: judges the batcher from its heartbeat and serves its probes.',
-    '',
-    `usage: ${SIDECAR_USAGE_LINE}`,
-    '  serve (default)  serve /livez, /startupz, /healthz, /readyz, /status and /metrics on HEALTH_PORT',
-    '  check            print one verdict as JSON; exit 0 healthy, 1 unhealthy (live is the default)',
-    '  --standalone     judge one heartbeat read here instead of asking the running sidecar',
-    '',
-    'Exit codes: 0 stopped by a signal or healthy, 1 unhealthy or a port in use, 2 a bad setting or argument.',
-    `Settings (environment; docs/CONTRACTS.md gives defaults and ranges): ${SIDECAR_SETTINGS.known.join(', ')}.`,
-    `Any other ${SIDECAR_SETTINGS.prefixes.map((p) => `${p}*`).join(', ')} variable is refused at start.`,
-    '',
-  ].join('\n');
+  return cliUsage({
+    ...SIDECAR_CLI,
+    notes: [
+      'Settings (environment variables; docs/CONTRACTS.md says why a site changes each):',
+      ...settingsUsage(SIDECAR_SETTINGS),
+      `Any other ${SIDECAR_SETTINGS.prefixes.map((p) => `${p}*`).join(', ')} variable, and any variable a typo away from a`,
+      'setting, is refused at start (exit 2) naming the closest setting.',
+    ],
+  });
 }

@@ -1,4 +1,4 @@
-/** config.ts: every setting with its default and range, read by a pure function. */
+/** config.ts: every setting with its default and range, read by a pure function; the rest are constants. */
 import { ConfigError, DEFAULT_HEARTBEAT_PATH } from '@cfs-batcher/shared';
 import { DEFAULT_TUNING, loadConfig } from '@cfs-batcher/batcher';
 
@@ -27,30 +27,24 @@ it('an empty environment gives the documented defaults', () => {
   expect(DEFAULT_TUNING).toEqual(c.tuning);
 });
 
-it('reads the BATCHER_ tuning variables', () => {
+it('reads its settings; the pace of the loop is not one of them', () => {
   const c = loadConfig({
-    BATCHER_WAIT_STEP_MS: '250',
-    BATCHER_PAGE_SIZE: '500',
-    BATCHER_PATCH_CONCURRENCY: '2',
-    STARTING_CFS_LOG_LEVEL: 'debug',
+    BATCHER_PENDING_SESSIONS_CAP: '5',
+    CFS_REQUEST_TIMEOUT_MS: '2000',
+    CFS_RETRY_BUDGET_MS: '0',
+    LOG_LEVEL: 'debug',
   });
-  expect(c.tuning).toMatchObject({ waitStepMs: 250, pageSize: 500, patchConcurrency: 2 });
+  expect(c.tuning).toEqual({ ...DEFAULT_TUNING, pendingSessionsCap: 5 });
+  expect(c.cfs).toMatchObject({ requestTimeoutMs: 2000, retryBudgetMs: 0, connectTimeoutMs: 3000 });
   expect(c.startingLogLevel).toBe('DEBUG');
+  expect(() => loadConfig({ BATCHER_PAGE_SIZE: '500' })).toThrow(/BATCHER_PAGE_SIZE is not a batcher setting any more/);
 });
 
 it.each([
   [{ METRICS_PORT: 'nine' }, 'METRICS_PORT="nine" is not an integer'],
   [{ METRICS_PORT: '70000' }, 'METRICS_PORT=70000 is outside 0..65535'],
-  [{ BATCHER_WAIT_STEP_MS: '0' }, 'BATCHER_WAIT_STEP_MS=0 is outside 1..1000'],
-  [{ BATCHER_WAIT_STEP_MS: '5000' }, 'BATCHER_WAIT_STEP_MS=5000 is outside 1..1000'],
-  [
-    { BATCHER_CFS_WAIT_INITIAL_MS: '5000', BATCHER_CFS_WAIT_MAX_MS: '100' },
-    'BATCHER_CFS_WAIT_MAX_MS=100 is below BATCHER_CFS_WAIT_INITIAL_MS=5000',
-  ],
-  [
-    { BATCHER_CREATE_RETRY_MAX_MS: '10' },
-    'BATCHER_CREATE_RETRY_MAX_MS=10 is below BATCHER_CREATE_RETRY_INITIAL_MS=30000',
-  ],
+  [{ BATCHER_PENDING_SESSIONS_CAP: '-1' }, 'BATCHER_PENDING_SESSIONS_CAP=-1 is outside 0..100000'],
+  [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL="loud" is not a log level'],
 ])('%j is a ConfigError naming the variable', (env, message) => {
   expect(() => loadConfig(env)).toThrow(ConfigError);
   expect(() => loadConfig(env)).toThrow(message);

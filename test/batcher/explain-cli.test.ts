@@ -56,7 +56,9 @@ it('known: the sentence first, then the details; exit 0', async () => {
   const r = await run(['x1000c0s0b0n0', '--url', url]);
   expect(r.code).toBe(0);
   const lines = r.stdout.trimEnd().split('\n');
-  expect(lines[0]).toMatch(/^Waiting for batch cfg layer 0 \(2 of 25\); it is sent at \d\d:\d\d:\d\d UTC \(in 60 s\)/);
+  expect(lines[0]).toMatch(
+    /^Waiting for batch cfg layer 0 \(l0\), 2 of 25 members; it is sent at \d\d:\d\d:\d\d UTC \(in 60 s\)/,
+  );
   expect(lines).toContain('  state: waiting_for_batch');
   expect(lines).toContain('  batch.members: 2');
 });
@@ -78,7 +80,7 @@ it('unknown: exit 1', async () => {
 it.each([
   [[]],
   [['a', 'b']],
-  [['x1 x2']],
+  [['x1/x2']],
   [['x1', '--url']],
   [['x1', '--url', 'ftp://h']],
   [['x1', '--bogus']],
@@ -101,7 +103,9 @@ describe('pure parts', () => {
     expect(parseExplainArgs(['x1'], {})).toEqual({ id: 'x1', url: 'http://127.0.0.1:9088', json: false });
     expect(parseExplainArgs(['x1'], { METRICS_PORT: '9100' })).toMatchObject({ url: 'http://127.0.0.1:9100' });
     expect(parseExplainArgs(['--url=http://h:1/', 'x1'], {})).toMatchObject({ url: 'http://h:1' });
-    expect(parseExplainArgs(['x'.repeat(65)], {})).toEqual({ error: 'the id is longer than 64 characters' });
+    expect(parseExplainArgs(['x'.repeat(256)], {})).toEqual({ error: 'the id is longer than 255 characters' });
+    // an id with a space is one CFS can hold: asked, not refused
+    expect(parseExplainArgs(['x1 x2'], {})).toMatchObject({ id: 'x1 x2' });
   });
 
   it("waits longer than the batcher's CFS lookup may take (CFS_REQUEST_TIMEOUT_MS, as the container has it)", () => {

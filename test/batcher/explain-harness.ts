@@ -9,6 +9,7 @@ import request from 'supertest';
 import type { Express } from 'express';
 import {
   componentLookup,
+  configurationLookup,
   createBatcherApp,
   createExplainer,
   explainLookupClient,
@@ -40,7 +41,9 @@ export function explainApp(
     state: batcher.state,
     clock: h.clock,
     getComponent: componentLookup(lookups),
+    getConfiguration: configurationLookup(lookups),
     maxLookups,
+    cfsBaseUrl: h.url,
   });
   return { app: createBatcherApp(batcher.metrics.registry, explainer), explainer };
 }

@@ -77,7 +77,7 @@ drive(
     const a = await ask(explainApp(h, 4, restarted).app, 'x1');
     expect(count(h.sim, LOOKUP)).toBe(before + 1);
     expect(a.body.reason).toMatch(
-      /^Waiting for batch cfg layer 0: CFS lists it pending, but the batcher has not rebuilt its state from CFS's sessions since it started/,
+      /^Waiting for batch cfg layer 0 \(l0\): CFS lists it pending, but the batcher has not rebuilt its state from CFS's sessions since it started/,
     );
     expect(a.body.reason).not.toContain('files it in a batch');
     expect(a.body.batch).toMatchObject({ collected: false, rebuilding: true });

@@ -23,7 +23,7 @@ drive('waiting_for_batch', null, 'batch window open: members so far, batch size,
   const b = h.batcher.state.book.ownerOf('x000')!;
   const a = await askMemory('x000');
   expect(a.body.reason).toBe(
-    `Waiting for batch compute-23.7 layers 0-2 (7 of 25); it is sent at ${hhmmss(b.windowStart + 60_000)} (in 60 s) when the 60 s window ends, or sooner if it fills.`,
+    `Waiting for batch compute-23.7 layers 0-2 (l0, l1, l2), 7 of 25 members; it is sent at ${hhmmss(b.windowStart + 60_000)} (in 60 s) when the 60 s window ends, or sooner if it fills.`,
   );
   expect(a.body.batch).toMatchObject({ configuration: 'compute-23.7', layers: '0,1,2', members: 7, batch_size: 25 });
   return a;

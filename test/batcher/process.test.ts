@@ -173,11 +173,11 @@ it('a bad environment value exits 2 with one JSON ERROR line naming it (no stack
   expect(run.out()).not.toContain('Unexpected error occurred');
 });
 
-it('a tuning value out of range is a configuration error too', async () => {
-  const run = start({ BATCHER_PATCH_CONCURRENCY: '0' });
+it('a value out of range is a configuration error too', async () => {
+  const run = start({ BATCHER_PENDING_SESSIONS_CAP: '-1' });
   const { code } = await withDeadline(run.exited, 10_000);
   expect(code).toBe(2);
-  expect(run.out()).toContain('Configuration error: BATCHER_PATCH_CONCURRENCY=0 is outside 1..256');
+  expect(run.out()).toContain('Configuration error: BATCHER_PENDING_SESSIONS_CAP=-1 is outside 0..100000');
 });
 
 it.each([

@@ -10,10 +10,13 @@ import {
   CfsClient,
   ConfigError,
   addLogSink,
-  cfsClientOptionsFromEnv,
   setLogSilent,
   startFailure,
 } from '@cfs-batcher/shared';
+import { loadConfig } from '@cfs-batcher/batcher';
+
+/** The CFS client options the batcher's settings give. */
+const cfsClientOptionsFromEnv = (env: NodeJS.ProcessEnv) => loadConfig(env).cfs;
 import { json, startFakeServer, type FakeServer } from './fake-server';
 
 function configError(env: NodeJS.ProcessEnv): string {
@@ -26,7 +29,7 @@ function configError(env: NodeJS.ProcessEnv): string {
   throw new Error('expected a ConfigError');
 }
 
-describe('cfsClientOptionsFromEnv', () => {
+describe('the CFS connection settings', () => {
   it('uses the shared defaults when nothing is set', () => {
     expect(cfsClientOptionsFromEnv({})).toEqual({
       baseUrl: CFS_CLIENT_DEFAULTS.baseUrl,
@@ -44,7 +47,7 @@ describe('cfsClientOptionsFromEnv', () => {
       { CFS_API_URL: 'file:///etc/passwd' },
       'Configuration error: CFS_API_URL="file:///etc/passwd" is not an http or https URL',
     ],
-    [{ CFS_CONNECT_TIMEOUT_MS: '1.5' }, 'Configuration error: CFS_CONNECT_TIMEOUT_MS="1.5" is not an integer'],
+    [{ CFS_REQUEST_TIMEOUT_MS: '1.5' }, 'Configuration error: CFS_REQUEST_TIMEOUT_MS="1.5" is not an integer'],
     [{ CFS_REQUEST_TIMEOUT_MS: '0' }, 'Configuration error: CFS_REQUEST_TIMEOUT_MS=0 is outside 1..600000'],
     // above 2^31-1 ms Node fires a timer at once: every call would time out
     [
@@ -52,10 +55,10 @@ describe('cfsClientOptionsFromEnv', () => {
       'Configuration error: CFS_REQUEST_TIMEOUT_MS=2147483648 is outside 1..600000',
     ],
     [{ CFS_RETRY_BUDGET_MS: '86400000' }, 'Configuration error: CFS_RETRY_BUDGET_MS=86400000 is outside 0..600000'],
-    [{ CA_CERT: '/nonexistent/ca.crt' }, 'Configuration error: CA_CERT=/nonexistent/ca.crt cannot be read (ENOENT)'],
+    [{ CA_CERT: '/nonexistent/ca.crt' }, 'Configuration error: CA_CERT="/nonexistent/ca.crt" cannot be read (ENOENT)'],
     [
       { CFS_TOKEN_FILE: '/nonexistent/token' },
-      'Configuration error: CFS_TOKEN_FILE=/nonexistent/token cannot be read (ENOENT)',
+      'Configuration error: CFS_TOKEN_FILE="/nonexistent/token" cannot be read (ENOENT)',
     ],
   ])('refuses %j', (env, line) => {
     expect(configError(env)).toBe(line);

@@ -78,8 +78,8 @@ function walk(dir: string, out: string[] = []): string[] {
 }
 
 /**
- * Env var names a package's sources read: envInt(env, 'X' ...), env['X'], env.X, process.env.X. The programs read
- * their settings through these forms only (shared/src/env.ts), so this finds them all.
+ * Env var names a package's sources read directly: env['X'], env.X, process.env.X. The programs' settings are in
+ * their settings schemas (BATCHER_SETTINGS, SIDECAR_SETTINGS), not found here.
  */
 export function envNamesReadBy(...srcDirs: string[]): Set<string> {
   const names = new Set<string>();

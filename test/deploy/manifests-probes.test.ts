@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
 import { setLogSilent } from '@cfs-batcher/shared';
-import { createSidecar, configFromEnv } from '@cfs-batcher/sidecar-health';
+import { EVAL_INTERVAL_MS, createSidecar, configFromEnv } from '@cfs-batcher/sidecar-health';
 import { loadPodSpec, podSpecFromDocuments } from '../../scripts/src/pod-spec';
 import { describeWithTool } from '../helpers/requires';
 import { BATCHER, container, envValue, find, KUBECTL, render, ROOT, SIDECAR, type K8sObject } from './manifest-helpers';
@@ -56,7 +56,7 @@ describeWithTool(KUBECTL, 'probes and thresholds', () => {
 
   it('a hung batcher is SIGKILLed within 30 s: T + e + f*p + t + g <= 30 s', () => {
     const T = Number(envValue(sidecar, 'SIDECAR_FRESHNESS_SECONDS'));
-    const e = Number(envValue(sidecar, 'SIDECAR_EVAL_INTERVAL_MS')) / 1000;
+    const e = EVAL_INTERVAL_MS / 1000;
     const worst =
       T + e + live.failureThreshold * live.periodSeconds + live.timeoutSeconds + live.terminationGracePeriodSeconds;
     expect(worst).toBeLessThanOrEqual(30);

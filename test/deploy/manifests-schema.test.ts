@@ -5,6 +5,8 @@
  */
 import { Deployment } from 'kubernetes-models/apps/v1';
 import { ConfigMap, Service } from 'kubernetes-models/v1';
+import { BATCHER_SETTINGS } from '@cfs-batcher/batcher';
+import { SIDECAR_SETTINGS } from '@cfs-batcher/sidecar-health';
 import { describeWithTool } from '../helpers/requires';
 import {
   BATCHER,
@@ -86,8 +88,8 @@ for (const dir of dirs)
         n.startsWith('OTEL_') ||
         ['POD_NAME', 'POD_NAMESPACE', 'CONTAINER_NAME'].includes(n);
       const readers: Record<string, Set<string>> = {
-        [BATCHER]: envNamesReadBy('batcher/src', 'shared/src'),
-        [SIDECAR]: envNamesReadBy('sidecar-health/src', 'shared/src'),
+        [BATCHER]: new Set([...envNamesReadBy('batcher/src', 'shared/src'), ...BATCHER_SETTINGS.known]),
+        [SIDECAR]: new Set([...envNamesReadBy('sidecar-health/src', 'shared/src'), ...SIDECAR_SETTINGS.known]),
       };
       for (const name of [BATCHER, SIDECAR]) {
         const c = container(deploy, name);

@@ -8,9 +8,9 @@ badStartLifecycle();
 
 describe('the command line', () => {
   test.each([
-    [BATCHER, /^usage: main\.js \| main\.js --help$/m],
-    [SIDECAR, /^usage: main\.js \[serve\] \| main\.js check \[live\|startup\] \[--standalone\] \| main\.js --help$/m],
-    [SIM, /^usage: main\.js --port PORT .* \| --help$/m],
+    [BATCHER, /^usage: node batcher\/dist\/main\.js$/m],
+    [SIDECAR, /^usage: node sidecar-health\/dist\/main\.js \[serve \| check \[live\|startup\]\] \[options\]$/m],
+    [SIM, /^usage: node cfs-sim\/dist\/main\.js \[options\]$/m],
   ])('%s --help prints the usage and exits 0 without starting', async (script, usage) => {
     const env = script === BATCHER ? batcherEnv() : script === SIDECAR ? sidecarEnv() : {};
     const p = run(script, env, ['--help']);

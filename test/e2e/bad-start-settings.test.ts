@@ -1,6 +1,7 @@
 /**
  * Settings at start, on the built programs as processes: a mistyped variable or log level is refused with the setting
- * it was meant to be, while a level in another case is accepted and Kubernetes service links never warn or fail.
+ * it was meant to be, prefixed or not, while a level in another case is accepted and the variables Kubernetes, the
+ * image and Istio give a CSM pod never warn or fail.
  */
 import {
   BATCHER,
@@ -14,14 +15,19 @@ import {
   run,
   sidecarEnv,
 } from './bad-start-programs';
+import { CSM_POD_ENV } from '../helpers/csm-pod-env';
 
 badStartLifecycle();
 
 describe('a mistyped variable or log level is refused at start', () => {
   test.each([
     ['CFS_REQUEST_TIMEOUT_MSS', 'CFS_REQUEST_TIMEOUT_MS'],
-    ['BATCHER_PAGE_SIZ', 'BATCHER_PAGE_SIZE'],
+    ['BATCHER_PENDING_SESSION_CAP', 'BATCHER_PENDING_SESSIONS_CAP'],
     ['cfs_api_url', 'CFS_API_URL'],
+    // unprefixed: a typo of a setting is refused all the same
+    ['LOG_LEVLE', 'LOG_LEVEL'],
+    ['METRICS_PROT', 'METRICS_PORT'],
+    ['HEARTBEAT_PAHT', 'HEARTBEAT_PATH'],
   ])('batcher: %s exits 2 naming %s', async (typo, meant) => {
     const r = await exitOf(run(BATCHER, batcherEnv({ [typo]: '5' })));
     expect(r.code).toBe(2);
@@ -37,6 +43,12 @@ describe('a mistyped variable or log level is refused at start', () => {
     expect(r.errors[0]).toContain(
       'SIDECAR_FRESHNES_SECONDS is not a sidecar setting (did you mean SIDECAR_FRESHNESS_SECONDS?)',
     );
+  });
+
+  test('sidecar: HEARTBEAT_PAHT exits 2 naming HEARTBEAT_PATH', async () => {
+    const r = await exitOf(run(SIDECAR, sidecarEnv({ HEARTBEAT_PAHT: '/tmp/hb.json' })));
+    expect(r.code).toBe(2);
+    expect(r.errors[0]).toContain('HEARTBEAT_PAHT is not a sidecar setting (did you mean HEARTBEAT_PATH?)');
   });
 
   test('sidecar check: the same typo exits 2, not 1 (which means unhealthy)', async () => {
@@ -64,6 +76,19 @@ describe('a mistyped variable or log level is refused at start', () => {
     expect(r.errors).toEqual([`Configuration error: LOG_LEVEL="verbose" ${allowed}`]);
   });
 
+  test('batcher: LOG_LEVEL is its starting level, and wins over STARTING_CFS_LOG_LEVEL', async () => {
+    // ERROR until the CFS option is read: the INFO start line is not written
+    const env = batcherEnv({ LOG_LEVEL: 'ERROR', STARTING_CFS_LOG_LEVEL: 'DEBUG' });
+    const p = run(BATCHER, env);
+    await cycled(p, env);
+    expect(p.lines.filter((l) => /Starting cfs-batcher/.test(String(l.json?.message)))).toEqual([]);
+    // ...which the original's name alone does write
+    const env2 = batcherEnv({ STARTING_CFS_LOG_LEVEL: 'DEBUG' });
+    const p2 = run(BATCHER, env2);
+    await cycled(p2, env2);
+    expect(p2.lines.filter((l) => /Starting cfs-batcher/.test(String(l.json?.message)))).toHaveLength(1);
+  });
+
   test('a level in another case or an alias the logger knows (warn) is accepted', async () => {
     const env = batcherEnv({ STARTING_CFS_LOG_LEVEL: 'warn' });
     const p = run(BATCHER, env);
@@ -72,32 +97,16 @@ describe('a mistyped variable or log level is refused at start', () => {
   });
 });
 
-/** Kubernetes service links as a CSM namespace injects them (a Service cfs-batcher and cfs-ara, named ports too). */
-const SERVICE_LINKS: Record<string, string> = {
-  CFS_BATCHER_SERVICE_HOST: '10.16.0.10',
-  CFS_BATCHER_SERVICE_PORT: '9088',
-  CFS_BATCHER_SERVICE_PORT_METRICS: '9088',
-  CFS_BATCHER_PORT: 'tcp://10.16.0.10:9088',
-  CFS_BATCHER_PORT_9088_TCP: 'tcp://10.16.0.10:9088',
-  CFS_BATCHER_PORT_9088_TCP_PROTO: 'tcp',
-  CFS_BATCHER_PORT_9088_TCP_PORT: '9088',
-  CFS_BATCHER_PORT_9088_TCP_ADDR: '10.16.0.10',
-  CFS_ARA_SERVICE_HOST: '10.16.0.11',
-  CFS_ARA_PORT_80_TCP: 'tcp://10.16.0.11:80',
-  SIDECAR_HEALTH_SERVICE_HOST: '10.16.0.12',
-  HEALTH_CHECK_PORT_8081_UDP_ADDR: '10.16.0.13',
-};
-
-describe('service links never warn or fail', () => {
-  test('batcher runs its loop with them set, with no WARNING or ERROR line', async () => {
-    const env = batcherEnv(SERVICE_LINKS);
+describe('the environment of a CSM pod never warns or fails', () => {
+  test('batcher runs its loop with it, with no WARNING or ERROR line', async () => {
+    const env = batcherEnv(CSM_POD_ENV);
     const p = run(BATCHER, env);
     await cycled(p, env);
     expect(p.lines.filter((l) => l.json?.level === 'WARNING' || l.json?.level === 'ERROR')).toEqual([]);
   });
 
-  test('sidecar serves with them set, with no WARNING or ERROR line', async () => {
-    const p = run(SIDECAR, sidecarEnv(SERVICE_LINKS));
+  test('sidecar serves with it, with no WARNING or ERROR line', async () => {
+    const p = run(SIDECAR, sidecarEnv(CSM_POD_ENV));
     await p.waitForLine(/Health sidecar listening on/, 20_000);
     expect(p.lines.filter((l) => l.json?.level === 'WARNING' || l.json?.level === 'ERROR')).toEqual([]);
   });

@@ -5,6 +5,7 @@
  *   inside a phase (a call that never returns): phase budget + f*p + t + g
  */
 import { readHeartbeat } from '@cfs-batcher/shared';
+import { EVAL_INTERVAL_MS } from '@cfs-batcher/sidecar-health';
 import {
   closePodsAfter,
   FAST_BATCHER_ENV,
@@ -17,7 +18,7 @@ import {
 import { holdsFor, report, waitFor } from '../helpers/wait';
 
 const CHECK_INTERVAL = 1;
-const T = Number(FAST_SIDECAR_ENV.SIDECAR_FRESHNESS_SECONDS) + Number(FAST_SIDECAR_ENV.SIDECAR_EVAL_INTERVAL_MS) / 1000;
+const T = Number(FAST_SIDECAR_ENV.SIDECAR_FRESHNESS_SECONDS) + EVAL_INTERVAL_MS / 1000;
 const L = FAST_LIVENESS;
 const PROBE = L.failureThreshold * L.periodSeconds + L.timeoutSeconds;
 const GRACE = L.terminationGracePeriodSeconds ?? 3;

@@ -29,13 +29,9 @@ export const FAST_SIDECAR_ENV: Record<string, string> = {
   SIDECAR_PHASE_BUDGETS: 'starting=10,rebuild=10,options=10,check_status=10,collect=10,send=10,stopping=10',
   SIDECAR_PROGRESS_DEADLINE_SECONDS: '12',
   SIDECAR_CFS_POLL_SECONDS: '1',
-  SIDECAR_CFS_TIMEOUT_MS: '1000',
-  SIDECAR_EVAL_INTERVAL_MS: '250',
-  CFS_RETRY_BUDGET_MS: '0',
 };
 
 export const FAST_BATCHER_ENV: Record<string, string> = {
-  CFS_CONNECT_TIMEOUT_MS: '1000',
   CFS_REQUEST_TIMEOUT_MS: '2000',
   CFS_RETRY_BUDGET_MS: '2000',
   METRICS_PORT: '0',

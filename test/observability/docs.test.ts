@@ -8,9 +8,9 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { CREATE_FAILURE_REASONS, createMetrics } from '@cfs-batcher/batcher';
+import { BATCHER_SETTINGS, CREATE_FAILURE_REASONS, createMetrics } from '@cfs-batcher/batcher';
 import { isServiceLink } from '@cfs-batcher/shared';
-import { REASONS, SidecarMetrics } from '@cfs-batcher/sidecar-health';
+import { REASONS, SIDECAR_SETTINGS, SidecarMetrics } from '@cfs-batcher/sidecar-health';
 import { envNamesReadBy, find, KUBECTL, render, type K8sObject } from '../deploy/manifest-helpers';
 import { freePort } from '../helpers/ports';
 import { describeWithTool } from '../helpers/requires';
@@ -121,14 +121,12 @@ describe('names in the docs exist', () => {
   });
 
   test('environment variables are read by some program, the tests, Node or the OpenTelemetry SDK, or are overlay settings', () => {
-    const read = envNamesReadBy(
-      'batcher/src',
-      'sidecar-health/src',
-      'shared/src',
-      'cfs-sim/src',
-      'scripts/src',
-      'test',
-    );
+    // The programs' settings (and their former ones, which they refuse naming the replacement), and what the
+    // simulator, the scripts and the tests read.
+    const read = new Set([
+      ...envNamesReadBy('batcher/src', 'sidecar-health/src', 'shared/src', 'cfs-sim/src', 'scripts/src', 'test'),
+      ...[BATCHER_SETTINGS, SIDECAR_SETTINGS].flatMap((s) => [...s.known, ...Object.keys(s.retired)]),
+    ]);
     // Read by Node, glibc (MALLOC_ARENA_MAX) or the OpenTelemetry SDK, not by our code; or set by Kubernetes (service
     // links, which the programs must never refuse: the docs name them to say so).
     const runtime = (n: string) =>
@@ -136,10 +134,16 @@ describe('names in the docs exist', () => {
     // Upper-case names the docs cite that are code constants (exported by shared), not environment variables.
     const constants = new Set(
       [
-        ...readFileSync(path.join(REPO, 'shared/src/contract.ts'), 'utf8').matchAll(
-          /export const ([A-Z][A-Z0-9_]*)\b/g,
+        'shared/src/contract.ts',
+        'shared/src/cfs/client-options.ts',
+        'batcher/src/config.ts',
+        'batcher/src/explain-service.ts',
+        'sidecar-health/src/config.ts',
+      ].flatMap((file) =>
+        [...readFileSync(path.join(REPO, file), 'utf8').matchAll(/export const ([A-Z][A-Z0-9_]*)\b/g)].map(
+          (m) => m[1] as string,
         ),
-      ].map((m) => m[1] as string),
+      ),
     );
     const settings = overlaySettings();
     expect(settings.size).toBeGreaterThan(0);

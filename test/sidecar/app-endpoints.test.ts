@@ -78,13 +78,15 @@ describe('sidecar HTTP endpoints', () => {
 
   it('start() listens and the loop refreshes on its own', async () => {
     const real = createSidecar(
-      configFromEnv({
-        HEARTBEAT_PATH: hbPath,
-        HEALTH_PORT: '0',
-        HEALTH_HOST: '127.0.0.1',
-        SIDECAR_EVAL_INTERVAL_MS: '50',
-        SIDECAR_CFS_POLL_SECONDS: '0',
-      }),
+      {
+        ...configFromEnv({
+          HEARTBEAT_PATH: hbPath,
+          HEALTH_PORT: '0',
+          HEALTH_HOST: '127.0.0.1',
+          SIDECAR_CFS_POLL_SECONDS: '0',
+        }),
+        evalIntervalMs: 50,
+      },
       { defaultMetrics: false },
     );
     try {

@@ -127,9 +127,6 @@ describe('sidecar end to end (simulator + batcher + sidecar processes)', () => {
       CFS_API_URL: simUrl,
       HEARTBEAT_PATH: hbPath,
       OTEL_SDK_DISABLED: 'true',
-      CFS_RETRY_BUDGET_MS: '1000',
-      CFS_REQUEST_TIMEOUT_MS: '2000',
-      CFS_CONNECT_TIMEOUT_MS: '1000',
     };
     const sidecar = start(
       SIDECAR,
@@ -141,9 +138,7 @@ describe('sidecar end to end (simulator + batcher + sidecar processes)', () => {
         SIDECAR_STARTUP_GRACE_SECONDS: '5',
         SIDECAR_FRESHNESS_SECONDS: '10',
         SIDECAR_PHASE_BUDGETS: 'starting=10,rebuild=10,options=5,check_status=5,collect=5,send=5,stopping=5',
-        SIDECAR_EVAL_INTERVAL_MS: '200',
         SIDECAR_CFS_POLL_SECONDS: '1',
-        SIDECAR_CFS_TIMEOUT_MS: '1000',
       },
       'sidecar',
     );
@@ -153,7 +148,13 @@ describe('sidecar end to end (simulator + batcher + sidecar processes)', () => {
       15_000,
     );
     health = `http://127.0.0.1:${port}`;
-    batcherEnv = { ...common, METRICS_PORT: '0', STARTING_CFS_LOG_LEVEL: 'INFO' };
+    batcherEnv = {
+      ...common,
+      METRICS_PORT: '0',
+      LOG_LEVEL: 'INFO',
+      CFS_RETRY_BUDGET_MS: '1000',
+      CFS_REQUEST_TIMEOUT_MS: '2000',
+    };
     batcher = start(BATCHER, [], batcherEnv, 'batcher');
     await waitFor(
       '/startupz 200',
@@ -242,7 +243,7 @@ describe('sidecar end to end (simulator + batcher + sidecar processes)', () => {
     expect(['heartbeat_stale', 'phase_stuck']).toContain(r.body.reason);
     expect(String(r.body.message)).toMatch(/no heartbeat for [\d.]+ s \(limit [\d.]+ s\)|phase \w+ began [\d.]+ s ago/);
     console.log(
-      `SIGSTOP detected after ${detectMs} ms (freshness limit 10 s, eval every 200 ms): ${String(r.body.message)}`,
+      `SIGSTOP detected after ${detectMs} ms (freshness limit 10 s, verdict every 1 s): ${String(r.body.message)}`,
     );
     batcher.child.kill('SIGCONT');
     await waitFor(

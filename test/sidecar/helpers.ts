@@ -60,8 +60,16 @@ export const bad = (
   detail,
 });
 
-/** Default thresholds: startup grace 60 s, cycle budget 30 s, the documented phase budgets. */
-export const defaults = (env: NodeJS.ProcessEnv = {}): Thresholds => thresholdsFromEnv(env);
+/**
+ * Default thresholds (startup grace 60 s, the documented phase budgets) from the settings in `env`, with `over`
+ * replacing what is not a setting.
+ */
+export const defaults = (env: NodeJS.ProcessEnv = {}, over: Partial<Thresholds> = {}): Thresholds => ({
+  ...thresholdsFromEnv(env),
+  ...over,
+});
+/** The freshness rule of a sidecar built without a fixed limit: the live check interval + the cycle budget. */
+export const NO_FIXED_FRESHNESS: Partial<Thresholds> = { freshnessMs: null };
 
 /**
  * A scripted timeline: each step advances the fake clock, then feeds one read (and optionally a CFS observation)

@@ -55,8 +55,8 @@ const sidecarEnv = (extra: Record<string, string>): Record<string, string> => ({
     ['a non-integer', { HEALTH_PORT: 'eighty' }, /^Configuration error: HEALTH_PORT="eighty" is not an integer$/],
     [
       'an out-of-range number',
-      { SIDECAR_EVAL_INTERVAL_MS: '10' },
-      /^Configuration error: SIDECAR_EVAL_INTERVAL_MS=10 is outside 50\.\.60000$/,
+      { SIDECAR_CFS_POLL_SECONDS: '7200' },
+      /^Configuration error: SIDECAR_CFS_POLL_SECONDS=7200 is outside 0\.\.3600$/,
     ],
     [
       'a CFS_API_URL that is not a URL',
@@ -71,14 +71,14 @@ const sidecarEnv = (extra: Record<string, string>): Record<string, string> => ({
     [
       'an unreadable CFS_TOKEN_FILE',
       { CFS_TOKEN_FILE: unreadable },
-      /^Configuration error: CFS_TOKEN_FILE=\S+missing-token cannot be read \(ENOENT\)$/,
+      /^Configuration error: CFS_TOKEN_FILE="\S+missing-token" cannot be read \(ENOENT\)$/,
     ],
     [
       'a bad phase budget',
       { SIDECAR_PHASE_BUDGETS: 'send=0' },
       /^Configuration error: SIDECAR_PHASE_BUDGETS="send=0": budget for send must be at least 1 s$/,
     ],
-    ['an unreadable CA_CERT', { CA_CERT: tmp.dir }, /^Configuration error: CA_CERT=\S+ cannot be read \(EISDIR\)$/],
+    ['an unreadable CA_CERT', { CA_CERT: tmp.dir }, /^Configuration error: CA_CERT="\S+" cannot be read \(EISDIR\)$/],
   ];
 
   test.each(cases)('sidecar: %s exits 2', async (_what, env, line) => {
@@ -90,9 +90,9 @@ const sidecarEnv = (extra: Record<string, string>): Record<string, string> => ({
   });
 
   test('sidecar check: a configuration error exits 2 too (not 1, which means unhealthy)', async () => {
-    const r = await runToExit(SIDECAR, ['check', '--standalone'], sidecarEnv({ CFS_RETRY_BUDGET_MS: '-5' }));
+    const r = await runToExit(SIDECAR, ['check', '--standalone'], sidecarEnv({ SIDECAR_FRESHNESS_SECONDS: '-5' }));
     expect(r.code).toBe(2);
-    expect(r.errors).toEqual(['Configuration error: CFS_RETRY_BUDGET_MS=-5 is outside 0..600000']);
+    expect(r.errors).toEqual(['Configuration error: SIDECAR_FRESHNESS_SECONDS=-5 is outside 1..86400']);
   });
 
   test('sidecar: a busy port is EADDRINUSE with the port, exit 1', async () => {

@@ -8,7 +8,10 @@ describe('configuration', () => {
     expect(() => parsePhaseBudgets('rebuld=300')).toThrow(/unknown phase "rebuld"/);
     expect(() => parsePhaseBudgets('sleep=10')).toThrow(/takes no budget/);
     expect(() => parsePhaseBudgets('send')).toThrow(ConfigError);
-    expect(() => thresholdsFromEnv({ SIDECAR_CYCLE_BUDGET_SECONDS: 'ten' })).toThrow(/SIDECAR_CYCLE_BUDGET_SECONDS/);
+    expect(() => thresholdsFromEnv({ SIDECAR_STARTUP_GRACE_SECONDS: 'ten' })).toThrow(/SIDECAR_STARTUP_GRACE_SECONDS/);
+    expect(() => thresholdsFromEnv({ SIDECAR_PHASE_BUDGETS: 'send=0' })).toThrow(
+      'SIDECAR_PHASE_BUDGETS="send=0": budget for send must be at least 1 s',
+    );
   });
 
   it('documents its defaults', () => {

@@ -89,7 +89,7 @@ describe('progress rule (sidecar checks CFS itself)', () => {
     const tl = new Timeline(defaults({ SIDECAR_PROGRESS_DEADLINE_SECONDS: '30' }));
     healthyFor(tl, 70_000);
     expect(stalled(tl, 40_000).reason).toBe('no_progress');
-    const tl2 = new Timeline(defaults({ SIDECAR_PROGRESS_INTERVALS: '2' }));
+    const tl2 = new Timeline(defaults({}, { progressIntervals: 2 }));
     healthyFor(tl2, 70_000);
     const opts = { batcher_check_interval: 5, batch_window: 20, batch_size: 25, batcher_pending_timeout: 300 };
     expect(stalled(tl2, 25_000, { options: opts }).reason).toBe('ok');

@@ -69,6 +69,10 @@ export type ExplainSource = Pick<
 export interface ExplainClock {
   now: number;
   offset: number;
+  /** The layer names of a configuration, when the explainer has read it from CFS (explain-service.ts). */
+  layerNames?: (configuration: string) => readonly string[] | undefined;
+  /** The batcher's CFS base URL, for the request an answer tells the operator to make. */
+  cfsBaseUrl?: string;
 }
 
 export interface Hold {

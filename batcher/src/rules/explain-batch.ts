@@ -14,12 +14,13 @@ import {
   type Explanation,
   type Hold,
 } from './explain-answer';
-import { clockAt, isoAt, layersText, plural, whenAt } from './explain-text';
+import { clockAt, isoAt, layerNamesOf, layersText, plural, whenAt } from './explain-text';
 
 function batchDetails(b: Batch, s: ExplainSource, c: ExplainClock): Record<string, unknown> {
   return {
     configuration: b.configName,
     layers: b.configLimit,
+    layer_names: layerNamesOf(b.configLimit, c.layerNames?.(b.configName)),
     members: b.members.size,
     batch_size: s.options.batch_size,
     batch_window_s: s.options.batch_window,
@@ -27,7 +28,8 @@ function batchDetails(b: Batch, s: ExplainSource, c: ExplainClock): Record<strin
   };
 }
 
-const batchName = (b: Batch): string => `${b.configName} ${layersText(b.configLimit)}`;
+const batchName = (b: Batch, c: ExplainClock): string =>
+  `${b.configName} ${layersText(b.configLimit, c.layerNames?.(b.configName))}`;
 
 export function queued(s: ExplainSource, id: string, b: Batch, c: ExplainClock): Explanation {
   const windowEnd = b.windowStart + s.options.batch_window * 1000;
@@ -45,7 +47,7 @@ export function queued(s: ExplainSource, id: string, b: Batch, c: ExplainClock):
     return answer(
       id,
       'waiting_for_batch',
-      `Waiting for batch ${batchName(b)} (${count}); it is sent at ${whenAt(windowEnd, c.now, c.offset)} when the ${s.options.batch_window} s window ends, or sooner if it fills.${after}`,
+      `Waiting for batch ${batchName(b, c)}, ${count} members; it is sent at ${whenAt(windowEnd, c.now, c.offset)} when the ${s.options.batch_window} s window ends, or sooner if it fills.${after}`,
       'batcher',
       c,
       {

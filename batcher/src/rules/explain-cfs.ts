@@ -15,7 +15,8 @@ import {
   type ExplainSource,
   type Explanation,
 } from './explain-answer';
-import { isoAt, layersText, whenAt } from './explain-text';
+import { isoAt, layerNamesOf, layerText, layersText, whenAt } from './explain-text';
+import { lastSessionOf, retryCommand, skippedText } from './explain-failure';
 import { SESSION_PREFIX } from './session-status';
 
 /** The retry policy CFS applies to this component (its own, else the option; -1 = unlimited). */
@@ -68,11 +69,18 @@ export function explainFromCfs(s: ExplainSource, id: string, raw: CfsComponent, 
       { why: 'disabled', cfs },
     );
   const policy = retryPolicyOf(raw, s);
-  if (status === 'failed' && policy.retries !== -1 && errorCount >= policy.retries)
+  const names = typeof raw.desired_config === 'string' ? c.layerNames?.(raw.desired_config) : undefined;
+  if (status === 'failed' && policy.retries !== -1 && errorCount >= policy.retries) {
+    const last = lastSessionOf(raw, names);
+    const retry = retryCommand(id, c.cfsBaseUrl);
+    const ran =
+      last === null
+        ? 'CFS records no session that ran it'
+        : `its last session, ${last.name}, ${last.status === 'failed' ? 'failed' : `left ${last.status || 'no status'} on`} ${last.layer === null ? 'a layer not in its configuration' : layerText(last.layer.index, names)} of ${String(raw.desired_config)} at ${last.at || 'an unrecorded time'}`;
     return answer(
       id,
       'not_batched',
-      `Not batched: CFS stopped retrying it after ${errorCount} failed attempts (error_count ${errorCount} reached the retry limit ${policy.retries} from ${policy.from === 'component' ? "the component's retry_policy" : 'the default_batcher_retry_policy option'}), so it is not pending; find the failure in the last session's logs, then reset error_count to 0.`,
+      `Not batched: CFS stopped retrying it after ${errorCount} failed attempts (error_count ${errorCount} reached the retry limit ${policy.retries} from ${policy.from === 'component' ? "the component's retry_policy" : 'the default_batcher_retry_policy option'}); ${ran}. Find the failure in ${last === null ? 'the CFS logs' : `that session's logs (cray cfs v3 sessions describe ${last.name})`}, fix it, then retry with: ${retry.cli} (without the CLI: ${retry.patch.method} ${retry.patch.url} ${JSON.stringify(retry.patch.body)}).`,
       'cfs',
       c,
       {
@@ -80,16 +88,20 @@ export function explainFromCfs(s: ExplainSource, id: string, raw: CfsComponent, 
         error_count: errorCount,
         retry_policy: policy.retries,
         retry_policy_from: policy.from,
+        last_session: last,
+        retry,
         cfs,
       },
     );
+  }
   if (status !== 'pending') {
     const last = lastBatcherSession(raw);
     const lastText = last === null ? '' : `; its last batcher session was ${last.name} (${last.status || 'no status'})`;
+    const skipped = last?.status === 'skipped' ? ` ${skippedText(last.name)}` : '';
     return answer(
       id,
       'not_pending',
-      `Not pending: CFS reports it ${status || 'without a status'}, so there is nothing for the batcher to do${lastText}.`,
+      `Not pending: CFS reports it ${status || 'without a status'}, so there is nothing for the batcher to do${lastText}.${skipped}`,
       'cfs',
       c,
       { cfs, last_session: last },
@@ -102,7 +114,8 @@ export function explainFromCfs(s: ExplainSource, id: string, raw: CfsComponent, 
   const r = toBatchComponent(raw, true);
   if (!r.ok) return notBatchedRecord(id, r.reason, 'cfs', c);
   const next = nextSend(s, c);
-  const key = `${r.component.configName} ${layersText(r.component.configLimit)}`;
+  const configNames = c.layerNames?.(r.component.configName);
+  const key = `${r.component.configName} ${layersText(r.component.configLimit, configNames)}`;
   const at = whenAt(next, c.now, c.offset);
   // Before the rebuild nothing is collected, and the node may be in a session of the previous instance.
   const reason = s.rebuilt
@@ -112,6 +125,7 @@ export function explainFromCfs(s: ExplainSource, id: string, raw: CfsComponent, 
     batch: {
       configuration: r.component.configName,
       layers: r.component.configLimit,
+      layer_names: layerNamesOf(r.component.configLimit, configNames),
       members: null,
       batch_size: s.options.batch_size,
       batch_window_s: s.options.batch_window,

@@ -29,8 +29,30 @@ export function whenAt(t: number, now: number, offset: number): string {
   return `${clockAt(t, offset)} (${left <= 0 ? 'now' : `in ${duration(left)}`})`;
 }
 
-/** A configuration limit ("0,1,2,5") as an operator reads it: "layers 0-2,5"; "all layers" when empty. */
-export function layersText(configLimit: string): string {
+/**
+ * A configuration limit ("0,1,2,5") as an operator reads it: "layers 0-2,5"; "all layers" when empty; with the
+ * configuration's layer names, "layers 0-2,5 (base, cos, slingshot, uan)".
+ */
+export function layersText(configLimit: string, names?: readonly string[]): string {
+  const plain = layersIndexText(configLimit);
+  const named = layerNamesOf(configLimit, names);
+  return named.length > 0 ? `${plain} (${named.join(', ')})` : plain;
+}
+
+/** The names of the limit's layers, in order ([] without names, or for "all layers" or an unnamed layer). */
+export function layerNamesOf(configLimit: string, names?: readonly string[]): string[] {
+  if (!names || configLimit === '') return [];
+  const idx = configLimit.split(',').map(Number);
+  const out = idx.map((i) => names[i]);
+  return out.every((n): n is string => typeof n === 'string' && n !== '') ? out : [];
+}
+
+/** One layer as "layer 2 (slingshot)", or "layer 2" without its name. */
+export function layerText(index: number, names?: readonly string[]): string {
+  return layersText(String(index), names);
+}
+
+function layersIndexText(configLimit: string): string {
   const idx = configLimit
     .split(',')
     .filter((x) => x !== '')

@@ -9,7 +9,7 @@
  * of the program's own calls first gets an HTTP answer. Any other 404 (also possible on a correct base, from a gateway
  * while CFS is being redeployed) is one ERROR line naming the variable and the likely fix, and the program goes on.
  */
-import { ConfigError } from '../env';
+import { ConfigError } from '../settings';
 import type { Logger } from '../logger';
 import { CfsClient } from './client';
 import type { CfsClientOptions } from './client-options';

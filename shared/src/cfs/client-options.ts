@@ -1,6 +1,6 @@
-/** How a CFS client is set up: its options and their reading from the environment, each with its default. */
+/** How a CFS client is set up: its options, and the settings of the CFS connection each program declares. */
 import { CFS_CLIENT_DEFAULTS } from '../contract';
-import { envHttpUrl, envInt, envReadableFile } from '../env';
+import { httpUrlSetting, readableFileSetting, type Setting } from '../settings';
 import type { CallState } from './call-watch';
 import type { RequestInfo } from './transport';
 
@@ -24,16 +24,27 @@ export interface CfsClientOptions {
   onTurn?: () => void;
 }
 
-export function cfsClientOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): CfsClientOptions {
-  return {
-    baseUrl: envHttpUrl(env, 'CFS_API_URL', CFS_CLIENT_DEFAULTS.baseUrl),
-    // at most 10 minutes: a timer above 2^31-1 ms fires at once (every call would time out), and a call longer than
-    // minutes would hold the loop past any liveness window
-    connectTimeoutMs: envInt(env, 'CFS_CONNECT_TIMEOUT_MS', CFS_CLIENT_DEFAULTS.connectTimeoutMs, 1, 600_000),
-    requestTimeoutMs: envInt(env, 'CFS_REQUEST_TIMEOUT_MS', CFS_CLIENT_DEFAULTS.requestTimeoutMs, 1, 600_000),
-    retryBudgetMs: envInt(env, 'CFS_RETRY_BUDGET_MS', CFS_CLIENT_DEFAULTS.retryBudgetMs, 0, 600_000),
-    // read once here so a missing or unreadable file stops the program at start with a line that names it
-    caCertPath: envReadableFile(env, 'CA_CERT'),
-    tokenFile: envReadableFile(env, 'CFS_TOKEN_FILE'),
-  };
-}
+/**
+ * The CFS connection every program that talks to CFS declares (spread into its settings schema). The timeouts and
+ * the retry budget are the batcher's own settings (batcher/src/config.ts): the sidecar's CFS round has fixed ones.
+ */
+export const CFS_CONNECTION_SETTINGS = {
+  CFS_API_URL: {
+    schema: httpUrlSetting(),
+    default: CFS_CLIENT_DEFAULTS.baseUrl,
+    meaning: 'CFS v3 base URL',
+    reason: 'a site that reaches CFS through the API gateway (https://api-gw-service-nmn.local/apis/cfs/v3)',
+  },
+  CA_CERT: {
+    schema: readableFileSetting(),
+    default: undefined,
+    meaning: 'PEM bundle for https CFS URLs (must be readable at start)',
+    reason: "an https CFS URL signed by the site's own CA",
+  },
+  CFS_TOKEN_FILE: {
+    schema: readableFileSetting(),
+    default: undefined,
+    meaning: 'file holding a bearer token, re-read on change (must be readable at start)',
+    reason: 'the API gateway asks for a token; the in-cluster service does not',
+  },
+} satisfies Record<string, Setting>;

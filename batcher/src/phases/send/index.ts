@@ -25,7 +25,7 @@ const CREATES_PER_INTENTS_WRITE = 100;
 
 /**
  * The outer loop: resolve uncertain names, then create chunk after chunk until none is ready, the phase's count
- * (`BATCHER_SEND_MAX_PER_PHASE`) or time slice is used (the rest go next cycle, so no phase is unbounded by design),
+ * (`sendMaxPerPhase`, config.ts) or time slice is used (the rest go next cycle, so no phase is unbounded by design),
  * or pacing ends the phase (rules/pacing.ts). While CFS is in trouble, batches held by their retry delay are tried
  * too (candidates.ts): the batcher keeps trying at least once per check interval (the sidecar reads that as CFS
  * trouble, not a stalled loop) and resumes within one interval when CFS recovers.
