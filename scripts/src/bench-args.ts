@@ -24,8 +24,8 @@ export interface Args extends HealthArgs {
   batcherScript?: string;
   /** Cycle bench with tracing on: spans exported over OTLP/HTTP to a local sink. */
   tracing: boolean;
-  /** The explain bench's batcher under a CPU limit, as the manifest's `limits.cpu` (CPUs; cpu-quota.ts). */
-  explainCpuLimit?: number;
+  /** The batcher inside the manifest's CPU and memory limits (pod-limits.ts; needs root); off with --no-limits. */
+  limits: boolean;
   /** The convergence bench's matrix: sizes (--sizes when given), operators, pacing on (shipped) and/or off. */
   converge: { sizes: number[]; operators: ConvergeOperator[]; pacing: Array<'on' | 'off'> };
 }
@@ -56,7 +56,7 @@ export function parseBenchArgs(argv: readonly string[]): Args {
       quick: { type: 'boolean', default: false },
       operators: { type: 'string' },
       pacing: { type: 'string' },
-      'explain-cpu-limit': { type: 'string' },
+      'no-limits': { type: 'boolean', default: false },
     },
   });
   const a: Args = {
@@ -74,17 +74,12 @@ export function parseBenchArgs(argv: readonly string[]): Args {
     rebuild: !v['no-rebuild'],
     floorPageSize: v['floor-page-size'] !== undefined ? Number(v['floor-page-size']) : 1000,
     tracing: v.tracing === true,
+    limits: !v['no-limits'],
     converge: { sizes: [10_000, 50_000, 100_000], operators: ['prompt', 'slow'], pacing: ['on', 'off'] },
     ...(v['node-options'] !== undefined ? { nodeOptions: v['node-options'] } : {}),
     ...(v['node-flags'] !== undefined ? { nodeFlags: v['node-flags'].split(/\s+/).filter(Boolean) } : {}),
     ...(v.batcher !== undefined ? { batcherScript: v.batcher } : {}),
   };
-  if (v['explain-cpu-limit'] !== undefined) {
-    const cpus = Number(v['explain-cpu-limit']);
-    if (!(cpus > 0))
-      throw new Error(`--explain-cpu-limit must be a positive number of CPUs, not ${v['explain-cpu-limit']}`);
-    a.explainCpuLimit = cpus;
-  }
   if (!Number.isInteger(a.floorPageSize) || a.floorPageSize < 1)
     throw new Error(`--floor-page-size must be a positive integer, not ${v['floor-page-size']}`);
   if (v.transport !== undefined) {
