@@ -37,7 +37,6 @@ import { explainLine, explainRows } from './bench-explain-rows';
 import { convergeRows, cycleRows, floorRows, livezRows, soakRows } from './bench-rows';
 import { writeBenchReport } from './bench-report';
 import { fmt, type Row } from './bench-stats';
-import { imageNodeFlags } from './dockerfile';
 import { loadPodSpec } from './pod-spec';
 
 export { parseBenchArgs } from './bench-args';
@@ -53,7 +52,8 @@ async function main(): Promise<void> {
   const runtimeEnv = Object.fromEntries(
     spec.containers['cfs-batcher']!.env.filter((e) => /^(MALLOC_|UV_)/.test(e.name)).map((e) => [e.name, e.value]),
   );
-  const nodeFlags = args.nodeFlags ?? imageNodeFlags(ROOT, 'batcher');
+  // The image runs plain `node <script>`; --node-flags adds flags for a comparison run.
+  const nodeFlags = args.nodeFlags ?? [];
   const limits = args.limits ? spec.containers['cfs-batcher']!.limits : undefined;
   const started = new Date();
   const cycle: Record<number, CycleRun[]> = {};

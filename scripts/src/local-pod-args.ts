@@ -9,12 +9,14 @@ export interface LocalPodArgs {
   simPort: number;
   checkInterval: number;
   batchWindow: number;
+  /** Each container inside its manifest's CPU and memory limits (pod-limits.ts; needs root). */
+  limits: boolean;
 }
 
 export class UsageError extends Error {}
 
 const USAGE = `usage: node scripts/dist/local-pod.js [--duration SECONDS] [--quiet] [--free-ports]
-       [--scenario FILE] [--sim-port PORT] [--check-interval S] [--batch-window S]`;
+       [--scenario FILE] [--sim-port PORT] [--check-interval S] [--batch-window S] [--limits]`;
 
 function intArg(flag: string, raw: string | undefined, min: number, fallback: number): number {
   if (raw === undefined) return fallback;
@@ -38,6 +40,7 @@ export function parseArgs(argv: readonly string[]): LocalPodArgs {
         'sim-port': { type: 'string' },
         'check-interval': { type: 'string' },
         'batch-window': { type: 'string' },
+        limits: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
     }));
@@ -54,5 +57,6 @@ export function parseArgs(argv: readonly string[]): LocalPodArgs {
     simPort: intArg('sim-port', values['sim-port'], 0, 0),
     checkInterval: intArg('check-interval', values['check-interval'], 1, 2),
     batchWindow: intArg('batch-window', values['batch-window'], 0, 5),
+    limits: values.limits,
   };
 }

@@ -13,6 +13,7 @@ import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'n
 import path from 'node:path';
 
 const ROOT = '/sys/fs/cgroup';
+let made = 0;
 const PERIOD_US = 100_000;
 
 export interface Limits {
@@ -61,7 +62,7 @@ export class PodLimits {
   ) {}
 
   /** Fresh cgroup(s) with the limits; throws naming what is missing when the hierarchy cannot be written. */
-  static create(limits: Limits, name = `cfsb-bench-${process.pid}-${Date.now()}`): PodLimits {
+  static create(limits: Limits, name = `cfsb-limits-${process.pid}-${++made}`): PodLimits {
     const { cpus, memoryBytes } = limits;
     if (cpus !== undefined && !(cpus > 0 && cpus <= 64))
       throw new Error(`a CPU limit must be in (0, 64] CPUs, not ${cpus}`);
