@@ -14,7 +14,7 @@ export interface Args extends HealthArgs {
   transport: 'nodelay' | 'python';
   /** The batcher's NODE_OPTIONS instead of the manifest's. */
   nodeOptions?: string;
-  /** Node/V8 flags on the batcher's command line instead of the image's (space-separated). */
+  /** Node/V8 flags on the batcher's command line for a comparison run (space-separated; the image has none). */
   nodeFlags?: string[];
   /** Page size of the runtime-floor reader (CFS's default 1000, what the batcher asks). */
   floorPageSize: number;

@@ -6,7 +6,7 @@
  * CFS requests; then until every session has started: the peak of sessions pending in CFS and the sessions deleted
  * while still pending (a slow operator's backlog runs into the pending timeout after the creates). Then a few steady
  * cycles (sessions held running): requests and CPU per cycle, peak RSS. The batcher runs as its own process with the
- * image's node flags and the manifest's NODE_OPTIONS, inside the container's limits when given, as in the cycle bench.
+ * manifest's NODE_OPTIONS, inside the container's limits when given, as in the cycle bench.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';

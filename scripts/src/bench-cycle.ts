@@ -5,8 +5,8 @@
  * counters), busy time (the heartbeat's cycle duration: options to send, no sleep), CPU seconds (utime+stime of
  * /proc/<pid>/stat); bytes per minute over the measured wall time; peak RSS (VmHWM). Then the batcher is restarted
  * with every session still in flight and the time to a rebuilt state is measured.
- * The batcher runs as its own process as the container runs it: the image's node flags, the manifest's NODE_OPTIONS
- * and runtime env (or the bench's --node-flags / --node-options), inside the container's CPU and memory limits
+ * The batcher runs as its own process as the container runs it: plain node, the manifest's NODE_OPTIONS and runtime
+ * env (or the bench's --node-flags / --node-options for a comparison), inside the container's CPU and memory limits
  * (pod-limits.ts) when given; an OOM kill there ends the run with an error saying so.
  */
 import http from 'node:http';
@@ -83,7 +83,7 @@ export interface CycleBenchOptions {
   nodeOptions: string;
   /** Other runtime settings from the manifest's env (MALLOC_ARENA_MAX), as the container gets them. */
   runtimeEnv?: Record<string, string>;
-  /** Node and V8 flags on the batcher's command line (flags NODE_OPTIONS refuses), as the image's command gives them. */
+  /** Node and V8 flags on the batcher's command line, for a comparison run (the image gives none). */
   nodeFlags?: string[];
   measureCycles: number;
   log: (m: string) => void;

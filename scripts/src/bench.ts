@@ -12,7 +12,7 @@
  * issue asks 1800 for outages, 600 for saturation), --check-interval S (10, the CFS default; false-restart pods),
  * --detect-interval S (1; detection pods), --transport nodelay|python (the simulator's, cycle bench),
  * --node-options="..." (written with =, the batcher's, instead of the manifest's), --node-flags="..." (command-line
- * node flags instead of the batcher image's ENTRYPOINT ones), --no-rebuild (skip the restart measurement),
+ * node flags for a comparison run; the image starts plain node), --no-rebuild (skip the restart measurement),
  * --batcher PATH (another build's entry script, relative to the repository, for back-to-back before/after runs),
  * --tracing (cycle bench with the tracing SDK on, spans exported to a local OTLP sink), --no-limits (the batcher
  * outside the manifest's resources.limits: by default the cycle, explain, convergence and cpu-limit-100k benches
