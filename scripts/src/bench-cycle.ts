@@ -201,7 +201,14 @@ export async function runCycleBench(n: number, o: CycleBenchOptions): Promise<Cy
     await batcher.stop(); // SIGTERM: sessions stay in flight for the restarted instance
     let rebuilt: { wallS: number; fromStartS: number } | undefined;
     if (o.rebuild !== false)
-      rebuilt = await measureRebuild(script, env, path.join(dir, 'heartbeat-2.json'), 600_000, o.nodeFlags ?? [], prefix);
+      rebuilt = await measureRebuild(
+        script,
+        env,
+        path.join(dir, 'heartbeat-2.json'),
+        600_000,
+        o.nodeFlags ?? [],
+        prefix,
+      );
     const bytes = s1.bytes - s0.bytes;
     return {
       components: n,
@@ -239,4 +246,3 @@ export async function runCycleBench(n: number, o: CycleBenchOptions): Promise<Cy
     await sleep(200);
   }
 }
-

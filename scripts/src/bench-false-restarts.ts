@@ -111,7 +111,10 @@ async function apply(
     }
     case 'cpu-limit-100k':
       // The limits themselves are the condition (run() starts the batcher inside them).
-      return { undo: () => Promise.resolve(), note: 'batcher inside the manifest\'s CPU and memory limits, 100k pending' };
+      return {
+        undo: () => Promise.resolve(),
+        note: "batcher inside the manifest's CPU and memory limits, 100k pending",
+      };
     case 'slow-volume': {
       const s = stressNg(['--hdd', '2', '--temp-path', dir, '--timeout', `${seconds}s`]);
       return { undo: () => stopChild(s), note: 'stress-ng --hdd 2 on the heartbeat volume (tmpfs when /tmp is one)' };

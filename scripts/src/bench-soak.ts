@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { readHeartbeat } from '@cfs-batcher/shared';
-import { ROOT, httpJson, sleep, startNode, startSim } from './bench-procs';
+import { httpJson, sleep, startNode, startSim } from './bench-procs';
 import type { Proc as Child } from './proc';
 import { countComponentStatuses } from './sim-client';
 

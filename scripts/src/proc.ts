@@ -74,7 +74,7 @@ export class Proc {
     }
     const [command, ...prefixArgs] = [...(o.prefix ?? []), process.execPath];
     const argv = [...prefixArgs, ...(o.nodeArgs ?? []), path.join(REPO_ROOT, o.script), ...(o.args ?? [])];
-    this.child = spawn(command as string, argv, {
+    this.child = spawn(command, argv, {
       cwd: REPO_ROOT,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],

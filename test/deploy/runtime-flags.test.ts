@@ -31,7 +31,11 @@ describe('the images run plain node', () => {
   const dockerfiles = readdirSync(ROOT).filter((f) => /^Dockerfile/.test(f));
 
   it('finds the two images', () => {
-    expect(dockerfiles.sort()).toEqual(Object.values(PROGRAM_IMAGES).map((p) => p.dockerfile).sort());
+    expect(dockerfiles.sort()).toEqual(
+      Object.values(PROGRAM_IMAGES)
+        .map((p) => p.dockerfile)
+        .sort(),
+    );
   });
 
   it.each(Object.values(PROGRAM_IMAGES))('$dockerfile: ENTRYPOINT is [node, $entry], nothing between', (image) => {

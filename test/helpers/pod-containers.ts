@@ -55,10 +55,7 @@ export function podContainers(
     {
       name: 'cfs-batcher',
       // The production start() with the e2e faults around it; inert until the fault file names one.
-      nodeArgs: [
-        ...(cfg.nodeArgs ?? []),
-        path.join(REPO_ROOT, 'scripts/dist/fixtures/faulty-batcher.js'),
-      ],
+      nodeArgs: [...(cfg.nodeArgs ?? []), path.join(REPO_ROOT, 'scripts/dist/fixtures/faulty-batcher.js')],
       env: {
         ...common,
         ...FAST_BATCHER_ENV,
