@@ -10,11 +10,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { BeatMonitor, type GapSummary } from './bench-beats';
 import { benchScenario, startBenchPod, type BenchPod } from './bench-pod';
-import { httpJson, sleep } from './bench-procs';
+import { httpJson, ROOT, sleep } from './bench-procs';
 import { waitFor } from './wait';
 import { oomNote, PodLimits } from './pod-limits';
 import { BATCHER_CONTAINER, loadPodSpec } from './pod-spec';
-import { ROOT } from './bench-procs';
 
 export const CONDITIONS = [
   'refused',
@@ -179,6 +178,9 @@ export async function runFalseRestarts(
     ...(condition === 'paced'
       ? { batcherEnv: { BATCHER_PENDING_SESSIONS_CAP: '1', BATCHER_CREATES_PER_MINUTE: '1' } }
       : {}),
+  }).catch((err: unknown) => {
+    limits?.remove();
+    throw err;
   });
   const dir = mkdtempSync(path.join(path.dirname(pod.heartbeatPath), '..', 'vol-'));
   const beats = new BeatMonitor(pod.heartbeatPath).start();

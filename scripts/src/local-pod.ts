@@ -95,9 +95,16 @@ async function main(argv: readonly string[]): Promise<number> {
     if (important) say(`${container}: ${message}`);
   };
   // --limits: each container in a cgroup with its manifest limits, as the kubelet runs it.
-  const limits = args.limits
-    ? { batcher: PodLimits.create(batcherSpec.limits), sidecar: PodLimits.create(sidecarSpec.limits) }
-    : ({} as Partial<Record<'batcher' | 'sidecar', PodLimits>>);
+  const limits: Partial<Record<'batcher' | 'sidecar', PodLimits>> = {};
+  if (args.limits) {
+    limits.batcher = PodLimits.create(batcherSpec.limits);
+    try {
+      limits.sidecar = PodLimits.create(sidecarSpec.limits);
+    } catch (err) {
+      limits.batcher.remove();
+      throw err;
+    }
+  }
   let early: string | null = null;
   void signalled.then((why) => (early = why));
   // The simulator plays CFS; it is not part of the pod, so it gets no probes.

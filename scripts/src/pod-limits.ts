@@ -100,7 +100,7 @@ export class PodLimits {
     } catch (err) {
       for (const d of made.reverse()) rmdirSync(d);
       throw new Error(
-        `cannot give the batcher its container limits (${(err as Error).message}): needs a writable cgroup hierarchy ` +
+        `cannot set a container's limits (${(err as Error).message}): needs a writable cgroup hierarchy ` +
           `at ${ROOT} (v2 with the cpu and memory controllers, or v1 cpu and memory), i.e. root`,
         { cause: err },
       );
