@@ -28,6 +28,7 @@ const UNIT = [
   'batcher/rules-options',
   'batcher/rules-rebuild',
   'client/derived-check',
+  'deploy/pod-limits',
   'deploy/prober',
   'e2e/invariants',
   'helpers/requires',

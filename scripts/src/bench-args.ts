@@ -32,6 +32,10 @@ export const BENCH_CLI: CliSpec = {
     'no-rebuild': { type: 'boolean', help: "skip the cycle bench's restart measurement" },
     tracing: { type: 'boolean', help: 'cycle bench with tracing on, spans exported to a local OTLP sink' },
     batcher: { type: 'string', value: 'PATH', help: "another build's batcher entry (before/after runs)" },
+    'no-limits': {
+      type: 'boolean',
+      help: "run the batcher outside the manifest's CPU and memory limits (by default a cgroup holds it to them)",
+    },
     quick: { type: 'boolean', help: 'one run, 1k only, 3 s of /livez, 3 detect runs, 30 s conditions, small soak' },
     operators: { type: 'string', value: 'LIST', help: 'converge: prompt,slow (default both)' },
     pacing: { type: 'string', value: 'LIST', help: 'converge: on,off (default both)' },
@@ -58,7 +62,7 @@ export interface Args extends HealthArgs {
   transport: 'nodelay' | 'python';
   /** The batcher's NODE_OPTIONS instead of the manifest's. */
   nodeOptions?: string;
-  /** Node/V8 flags on the batcher's command line instead of the image's (space-separated). */
+  /** Node/V8 flags on the batcher's command line for a comparison run (space-separated; the image has none). */
   nodeFlags?: string[];
   /** Page size of the runtime-floor reader (CFS's default 1000, what the batcher asks). */
   floorPageSize: number;
@@ -68,8 +72,8 @@ export interface Args extends HealthArgs {
   batcherScript?: string;
   /** Cycle bench with tracing on: spans exported over OTLP/HTTP to a local sink. */
   tracing: boolean;
-  /** The explain bench's batcher under a CPU limit, as the manifest's `limits.cpu` (CPUs; cpu-quota.ts). */
-  explainCpuLimit?: number;
+  /** The batcher inside the manifest's CPU and memory limits (pod-limits.ts; needs root); off with --no-limits. */
+  limits: boolean;
   /** The convergence bench's matrix: sizes (--sizes when given), operators, pacing on (shipped) and/or off. */
   converge: { sizes: number[]; operators: ConvergeOperator[]; pacing: Array<'on' | 'off'> };
 }
@@ -96,6 +100,7 @@ function readBenchArgs(argv: readonly string[]): Args {
   }
   const v = parsed.values as Record<string, string | undefined> & {
     'no-rebuild'?: boolean;
+    'no-limits'?: boolean;
     tracing?: boolean;
     quick?: boolean;
   };
@@ -115,17 +120,12 @@ function readBenchArgs(argv: readonly string[]): Args {
     rebuild: !v['no-rebuild'],
     floorPageSize: v['floor-page-size'] !== undefined ? Number(v['floor-page-size']) : 1000,
     tracing: v.tracing === true,
+    limits: !v['no-limits'],
     converge: { sizes: [10_000, 50_000, 100_000], operators: ['prompt', 'slow'], pacing: ['on', 'off'] },
     ...(v['node-options'] !== undefined ? { nodeOptions: v['node-options'] } : {}),
     ...(v['node-flags'] !== undefined ? { nodeFlags: v['node-flags'].split(/\s+/).filter(Boolean) } : {}),
     ...(v.batcher !== undefined ? { batcherScript: v.batcher } : {}),
   };
-  if (v['explain-cpu-limit'] !== undefined) {
-    const cpus = Number(v['explain-cpu-limit']);
-    if (!(cpus > 0))
-      throw new Error(`--explain-cpu-limit must be a positive number of CPUs, not ${v['explain-cpu-limit']}`);
-    a.explainCpuLimit = cpus;
-  }
   if (!Number.isInteger(a.floorPageSize) || a.floorPageSize < 1)
     throw new Error(`--floor-page-size must be a positive integer, not ${v['floor-page-size']}`);
   if (v.transport !== undefined) {

@@ -6,7 +6,7 @@
  * CFS requests; then until every session has started: the peak of sessions pending in CFS and the sessions deleted
  * while still pending (a slow operator's backlog runs into the pending timeout after the creates). Then a few steady
  * cycles (sessions held running): requests and CPU per cycle, peak RSS. The batcher runs as its own process with the
- * image's node flags and the manifest's NODE_OPTIONS, as in the cycle bench.
+ * manifest's NODE_OPTIONS, inside the container's limits when given, as in the cycle bench.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -14,6 +14,7 @@ import path from 'node:path';
 import { cpuSeconds, hb, nextSleep, simTotal } from './bench-observe';
 import { httpJson, loadAverageText, rssMb, sleep, startNode, startSim } from './bench-procs';
 import { waitFor } from './wait';
+import { oomNote, PodLimits, type Limits } from './pod-limits';
 
 /** Sessions stay running once started: nothing completes, so "every component in a session" stays true. */
 const HELD_MS = 24 * 3600_000;
@@ -46,6 +47,8 @@ export interface ConvergeRun {
   requestsPerSteadyCycle: number | null;
   cpuPerSteadyCycleS: number | null;
   peakRssMb: number | null;
+  /** OOM kills inside the container's memory limit (null without limits). */
+  oomKills: number | null;
 }
 
 export interface ConvergeOptions {
@@ -58,6 +61,8 @@ export interface ConvergeOptions {
   timeoutMs: number;
   steadyCycles: number;
   log: (m: string) => void;
+  /** The container's limits (the manifest's `resources.limits`); none when absent. */
+  limits?: Limits;
 }
 
 interface Summary {
@@ -106,8 +111,9 @@ export async function runConverge(
     HEARTBEAT_PATH: hbFile,
     ...(pacing === 'off' ? { BATCHER_PENDING_SESSIONS_CAP: '0' } : {}),
   };
-  const batcher = startNode(o.batcherScript ?? 'batcher/dist/main.js', [], env, o.nodeFlags ?? []);
-  const abort = () => (batcher.alive ? null : `batcher exited: ${batcher.tail(5)}`);
+  const cgroup = o.limits ? PodLimits.create(o.limits) : null;
+  const batcher = startNode(o.batcherScript ?? 'batcher/dist/main.js', [], env, o.nodeFlags ?? [], cgroup?.prefix());
+  const abort = () => (batcher.alive ? null : `batcher exited${oomNote(cgroup)}: ${batcher.tail(5)}`);
   try {
     const t0 = Date.now();
     let seconds: number | null = null;
@@ -179,9 +185,11 @@ export async function runConverge(
       requestsPerSteadyCycle: steady?.requests ?? null,
       cpuPerSteadyCycleS: steady?.cpu ?? null,
       peakRssMb: rssMb(batcher.pid, 'VmHWM'),
+      oomKills: cgroup?.memory()?.oomKills ?? null,
     };
   } finally {
     await batcher.stop();
+    cgroup?.remove();
     await sim.stop();
     rmSync(dir, { recursive: true, force: true });
     await sleep(200);

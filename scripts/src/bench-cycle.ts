@@ -5,8 +5,9 @@
  * counters), busy time (the heartbeat's cycle duration: options to send, no sleep), CPU seconds (utime+stime of
  * /proc/<pid>/stat); bytes per minute over the measured wall time; peak RSS (VmHWM). Then the batcher is restarted
  * with every session still in flight and the time to a rebuilt state is measured.
- * The batcher runs as its own process as the container runs it: the image's node flags, the manifest's NODE_OPTIONS
- * and runtime env (or the bench's --node-flags / --node-options).
+ * The batcher runs as its own process as the container runs it: plain node, the manifest's NODE_OPTIONS and runtime
+ * env (or the bench's --node-flags / --node-options for a comparison), inside the container's CPU and memory limits
+ * (pod-limits.ts) when given; an OOM kill there ends the run with an error saying so.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -17,6 +18,7 @@ import { cpuSeconds, hb, nextSleep, perCycle, simTotal } from './bench-observe';
 import { rssMb, sleep, startNode, startSim } from './bench-procs';
 import { waitFor } from './wait';
 import { median } from './bench-stats';
+import { oomNote, PodLimits, type Limits } from './pod-limits';
 
 export interface CycleRun {
   components: number;
@@ -44,6 +46,10 @@ export interface CycleRun {
   rebuildWallS: number | null;
   rebuildFromStartS: number | null;
   transport: string;
+  /** The container limits it ran under, the cgroup's peak charge (MB) and the OOM kills inside; null without limits. */
+  limits: Limits | null;
+  cgroupPeakMb: number | null;
+  oomKills: number | null;
 }
 
 const BATCH_SIZE = 25;
@@ -54,9 +60,10 @@ async function measureRebuild(
   hbFile: string,
   timeoutMs: number,
   nodeFlags: string[],
+  prefix: string[],
 ): Promise<{ wallS: number; fromStartS: number }> {
   const t0 = Date.now();
-  const b = startNode(script, [], { ...env, HEARTBEAT_PATH: hbFile }, nodeFlags);
+  const b = startNode(script, [], { ...env, HEARTBEAT_PATH: hbFile }, nodeFlags, prefix);
   try {
     const h = await waitFor(
       async () => {
@@ -76,7 +83,7 @@ export interface CycleBenchOptions {
   nodeOptions: string;
   /** Other runtime settings from the manifest's env (MALLOC_ARENA_MAX), as the container gets them. */
   runtimeEnv?: Record<string, string>;
-  /** Node and V8 flags on the batcher's command line (flags NODE_OPTIONS refuses), as the image's command gives them. */
+  /** Node and V8 flags on the batcher's command line, for a comparison run (the image gives none). */
   nodeFlags?: string[];
   measureCycles: number;
   log: (m: string) => void;
@@ -87,6 +94,8 @@ export interface CycleBenchOptions {
   batcherScript?: string;
   /** Tracing on: every span exported over OTLP/HTTP to a sink on 127.0.0.1 that accepts and drops it. */
   tracing?: boolean;
+  /** The container's limits (the manifest's `resources.limits`); none when absent. */
+  limits?: Limits;
 }
 
 /** An OTLP/HTTP endpoint that answers every export with 200 (what the batcher pays to trace, not the collector). */
@@ -130,7 +139,10 @@ export async function runCycleBench(n: number, o: CycleBenchOptions): Promise<Cy
     BATCHER_PENDING_SESSIONS_CAP: '0',
   };
   const script = o.batcherScript ?? 'batcher/dist/main.js';
-  const batcher = startNode(script, [], { ...env, HEARTBEAT_PATH: hbFile }, o.nodeFlags ?? []);
+  const cgroup = o.limits ? PodLimits.create(o.limits) : null;
+  const prefix = cgroup?.prefix() ?? [];
+  const batcher = startNode(script, [], { ...env, HEARTBEAT_PATH: hbFile }, o.nodeFlags ?? [], prefix);
+  const exited = (): string | null => (batcher.alive ? null : `batcher exited${oomNote(cgroup)}: ${batcher.tail(5)}`);
   try {
     const pid = batcher.pid;
     const t0 = Date.now();
@@ -138,7 +150,7 @@ export async function runCycleBench(n: number, o: CycleBenchOptions): Promise<Cy
       what: 'the first heartbeat',
       timeoutMs: 120_000,
       intervalMs: 5,
-      abort: () => (batcher.alive ? null : `batcher exited: ${batcher.tail(5)}`),
+      abort: exited,
     });
     // Filled: nothing queued, sessions exist, and two cycles in a row created nothing.
     let lastCreated = -1;
@@ -160,7 +172,7 @@ export async function runCycleBench(n: number, o: CycleBenchOptions): Promise<Cy
         what: `all ${n} components in sessions`,
         timeoutMs: 600_000,
         intervalMs: 0,
-        abort: () => (batcher.alive ? null : `batcher exited: ${batcher.tail(5)}`),
+        abort: exited,
       },
     );
     const fillSeconds = (Date.now() - t0) / 1000;
@@ -184,10 +196,18 @@ export async function runCycleBench(n: number, o: CycleBenchOptions): Promise<Cy
     const cycles = h.cycle - start.cycle;
     const peakRssMb = rssMb(pid, 'VmHWM');
     const steadyRssMb = rssMb(pid, 'VmRSS');
+    const mem = cgroup?.memory() ?? null;
     await batcher.stop(); // SIGTERM: sessions stay in flight for the restarted instance
     let rebuilt: { wallS: number; fromStartS: number } | undefined;
     if (o.rebuild !== false)
-      rebuilt = await measureRebuild(script, env, path.join(dir, 'heartbeat-2.json'), 600_000, o.nodeFlags ?? []);
+      rebuilt = await measureRebuild(
+        script,
+        env,
+        path.join(dir, 'heartbeat-2.json'),
+        600_000,
+        o.nodeFlags ?? [],
+        prefix,
+      );
     const bytes = s1.bytes - s0.bytes;
     return {
       components: n,
@@ -209,9 +229,16 @@ export async function runCycleBench(n: number, o: CycleBenchOptions): Promise<Cy
       rebuildWallS: rebuilt?.wallS ?? null,
       rebuildFromStartS: rebuilt?.fromStartS ?? null,
       transport: o.transport ?? 'nodelay',
+      limits: o.limits ?? null,
+      cgroupPeakMb: mem?.peakBytes != null ? mem.peakBytes / 2 ** 20 : null,
+      oomKills: cgroup?.memory()?.oomKills ?? null,
     };
+  } catch (err) {
+    const oom = oomNote(cgroup);
+    throw oom ? new Error(`${(err as Error).message} (${oom.slice(2)})`, { cause: err }) : err;
   } finally {
     await batcher.stop();
+    cgroup?.remove();
     await sim.stop();
     sink?.close();
     rmSync(dir, { recursive: true, force: true });

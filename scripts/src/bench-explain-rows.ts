@@ -29,6 +29,11 @@ function throttled(r: ExplainRun): string {
   return `CPU limit ${r.cpuQuota}: throttled in ${t.throttledPeriods} of ${t.periods} periods (${fmt(t.throttledMs, 0)} ms); `;
 }
 
+function memory(r: ExplainRun): string {
+  if (r.memoryLimitMi === null) return '';
+  return `memory limit ${r.memoryLimitMi} MiB: peak RSS ${fmt(r.peakRssMb, 1)} MB, OOM kills ${r.oomKills ?? 'n/a'}; `;
+}
+
 /** One run's line in the bench's log. */
 export function explainLine(r: ExplainRun): string {
   const gc = r.gc
@@ -40,6 +45,6 @@ export function explainLine(r: ExplainRun): string {
     `${r.inCycle} answers during ${r.cycles} cycles (${r.sent} sent ${JSON.stringify(r.states)}): p50 ${fmt(r.p50Ms, 2)} ms, ` +
     `p95 ${fmt(r.p95Ms, 2)} ms, p99 ${fmt(r.p99Ms, 2)} ms, max ${fmt(r.maxMs, 1)} ms; CFS lookups p50 ${fmt(r.lookupP50Ms, 2)} ms, ` +
     `p99 ${fmt(r.lookupP99Ms, 2)} ms; event-loop delay max ${fmt(r.loopDelayMaxMs, 1)} ms, p99 ${fmt(r.loopDelayP99Ms, 1)} ms; ` +
-    `GC ${gc}; ${throttled(r)}load average ${r.loadAverage.map((x) => x.toFixed(2)).join(' ')}`
+    `GC ${gc}; ${throttled(r)}${memory(r)}load average ${r.loadAverage.map((x) => x.toFixed(2)).join(' ')}`
   );
 }

@@ -20,11 +20,11 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { readHeartbeat } from '@cfs-batcher/shared';
 import { xname } from '@cfs-batcher/cfs-sim';
-import { startNode, startSim } from './bench-procs';
+import { rssMb, startNode, startSim } from './bench-procs';
 import { percentile } from './bench-stats';
 import { freePort } from './net';
 import { waitFor } from './wait';
-import { CpuQuota, type Throttling } from './cpu-quota';
+import { oomNote, PodLimits, type Limits, type Throttling } from './pod-limits';
 import { gcDelta, scrape, type GcFigures } from './bench-explain-metrics';
 
 export interface ExplainRun {
@@ -49,6 +49,10 @@ export interface ExplainRun {
   /** The batcher's CPU limit (CPUs) and, over the window, the periods it ran and those the kernel stopped it in. */
   cpuQuota: number | null;
   throttling: Throttling | null;
+  /** Its memory limit (MiB), its peak RSS (MB) and the OOM kills inside the limit; null without a memory limit. */
+  memoryLimitMi: number | null;
+  peakRssMb: number | null;
+  oomKills: number | null;
 }
 
 export interface ExplainBenchOptions {
@@ -64,8 +68,8 @@ export interface ExplainBenchOptions {
   nodeFlags?: string[];
   /** Another build's batcher entry, relative to the repository. */
   batcherScript?: string;
-  /** A CPU limit for the batcher, as the manifest's `limits.cpu` (cpu-quota.ts); none when absent. */
-  cpuQuota?: number;
+  /** The container's limits (the manifest's `resources.limits`, pod-limits.ts); none when absent. */
+  limits?: Limits;
   log: (m: string) => void;
 }
 
@@ -146,16 +150,12 @@ export async function runExplainBench(n: number, o: ExplainBenchOptions): Promis
     HEARTBEAT_PATH: hbFile,
     BATCHER_PENDING_SESSIONS_CAP: String(sessionsCap),
   };
-  const batcher = startNode(o.batcherScript ?? 'batcher/dist/main.js', [], env, o.nodeFlags ?? []);
-  let quota: CpuQuota | undefined;
+  const quota = o.limits ? PodLimits.create(o.limits) : undefined;
+  const batcher = startNode(o.batcherScript ?? 'batcher/dist/main.js', [], env, o.nodeFlags ?? [], quota?.prefix());
   const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
   let polling = true;
   try {
-    if (o.cpuQuota !== undefined) {
-      quota = CpuQuota.create(o.cpuQuota);
-      quota.add(batcher.pid);
-    }
-    const abort = () => (batcher.alive ? null : `batcher exited: ${batcher.tail(5)}`);
+    const abort = () => (batcher.alive ? null : `batcher exited${oomNote(quota)}: ${batcher.tail(5)}`);
     await waitFor(
       async () => {
         const r = await readHeartbeat(hbFile);
@@ -188,7 +188,8 @@ export async function runExplainBench(n: number, o: ExplainBenchOptions): Promis
       performance.now() - start < o.timeLimitMs &&
       (timeline.completedCycles < o.cycles || inCycle.length < o.requests)
     ) {
-      if (!batcher.alive) throw new Error(`batcher exited: ${batcher.tail(5)}`);
+      const gone = abort();
+      if (gone) throw new Error(gone);
       due += -Math.log(1 - Math.random()) * (1000 / o.rateHz);
       const wait = due - performance.now();
       if (wait > 0) await new Promise((res) => setTimeout(res, wait));
@@ -227,7 +228,10 @@ export async function runExplainBench(n: number, o: ExplainBenchOptions): Promis
       gc: gcDelta(before, after),
       states,
       loadAverage: os.loadavg(),
-      cpuQuota: o.cpuQuota ?? null,
+      cpuQuota: o.limits?.cpus ?? null,
+      memoryLimitMi: o.limits?.memoryBytes !== undefined ? o.limits.memoryBytes / 2 ** 20 : null,
+      peakRssMb: rssMb(batcher.pid, 'VmHWM'),
+      oomKills: quota?.memory()?.oomKills ?? null,
       throttling:
         throttledBefore && throttledAfter
           ? {

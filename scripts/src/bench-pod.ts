@@ -32,7 +32,7 @@ export interface BenchPodOptions {
   batcherEnv?: Record<string, string>;
   /** Script run as the batcher (default batcher/dist/main.js; the fault fixture for hang kinds). */
   batcherScript?: string;
-  /** Command prefix for the batcher, e.g. ['taskset', '-c', '0'] (it execs node: same pid). */
+  /** Command prefix for the batcher, e.g. its container limits (pod-limits.ts prefix(); it execs node: same pid). */
   batcherPrefix?: string[];
 }
 

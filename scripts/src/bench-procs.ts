@@ -14,8 +14,14 @@ export function sleep(ms: number): Promise<void> {
 }
 
 /** Runs `node <script>`; keeps the last 2000 output lines (for errors and the ready line). */
-export function startNode(script: string, args: string[], env: Record<string, string>, nodeArgs: string[] = []): Proc {
-  return new Proc({ name: script.split('/')[0] ?? script, script, args, env, nodeArgs, keepLines: 2000 });
+export function startNode(
+  script: string,
+  args: string[],
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+  prefix: string[] = [],
+): Proc {
+  return new Proc({ name: script.split('/')[0] ?? script, script, args, env, nodeArgs, prefix, keepLines: 2000 });
 }
 
 /** Starts the simulator on an ephemeral port with a scenario file; resolves with its origin. */

@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ROOT } from './bench-procs';
 import { markdownTable, type Row } from './bench-stats';
+import type { Limits } from './pod-limits';
 
 /** The settings every figure of a run was measured under. */
 export interface BenchSettings {
@@ -18,6 +19,8 @@ export interface BenchSettings {
   transport: string;
   tracing: boolean;
   batcherScript: string | undefined;
+  /** The container limits the batcher ran inside (the manifest's), or none (--no-limits). */
+  limits: Limits | undefined;
 }
 
 /** Writes the two files; returns the table and the files' common stem (relative to the repository). */
@@ -42,12 +45,14 @@ export function writeBenchReport(
     simTransport: s.transport,
     tracing: s.tracing,
     batcher: s.batcherScript ?? 'batcher/dist/main.js',
+    batcherLimits: s.limits ?? null,
   };
   writeFileSync(path.join(outDir, `${stamp}.json`), JSON.stringify({ meta, ...figures, errors }, null, 2));
   const settings =
     `Node ${process.version}, ${meta.cpus} CPUs, ${s.runs} run(s) each, batcher NODE_OPTIONS=${s.nodeOptions}, ` +
     `node flags ${s.nodeFlags.join(' ') || '(none)'}, ${JSON.stringify(s.runtimeEnv)}, simulator transport ` +
-    `${s.transport}, tracing ${s.tracing ? 'on (OTLP/HTTP to a local sink)' : 'off'}.`;
+    `${s.transport}, tracing ${s.tracing ? 'on (OTLP/HTTP to a local sink)' : 'off'}, batcher limits ` +
+    `${s.limits ? `${s.limits.cpus ?? '-'} CPU, ${(s.limits.memoryBytes ?? NaN) / 2 ** 20} MiB` : 'none'}.`;
   const errorList = errors.length ? `\nErrors:\n${errors.map((e) => `- ${e}`).join('\n')}\n` : '';
   writeFileSync(
     path.join(outDir, `${stamp}.md`),

@@ -10,8 +10,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { readHeartbeat } from '@cfs-batcher/shared';
-import { ROOT, httpJson, sleep, startNode, startSim } from './bench-procs';
-import { imageNodeFlags } from './dockerfile';
+import { httpJson, sleep, startNode, startSim } from './bench-procs';
 import type { Proc as Child } from './proc';
 import { countComponentStatuses } from './sim-client';
 
@@ -142,9 +141,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakRun> {
     CFS_REQUEST_TIMEOUT_MS: '3000',
   };
   mkdirSync(path.dirname(hbFile), { recursive: true });
-  // As the image runs it (--lite-mode): the soak checks the invariants of what ships.
-  const flags = imageNodeFlags(ROOT, 'batcher');
-  let batcher: Child = startNode('batcher/dist/main.js', [], env, flags);
+  let batcher: Child = startNode('batcher/dist/main.js', [], env);
   let sidecar: Child | null = null;
   let healthPort = 0;
   if (o.sidecar) {
@@ -180,13 +177,13 @@ export async function runSoak(o: SoakOptions): Promise<SoakRun> {
           kills += 1;
           for (let j = 0; j < 50 && batcher.alive; j++) await sleep(20);
           await sleep(500);
-          batcher = startNode('batcher/dist/main.js', [], env, flags);
+          batcher = startNode('batcher/dist/main.js', [], env);
         }
       }
       if (!batcher.alive) {
         o.log(`  batcher exited on its own: ${batcher.tail(3)}`);
         await sleep(500);
-        batcher = startNode('batcher/dist/main.js', [], env, flags);
+        batcher = startNode('batcher/dist/main.js', [], env);
       }
       if (sidecar && Date.now() - lastLivez >= 1000) {
         lastLivez = Date.now();

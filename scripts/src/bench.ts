@@ -12,10 +12,11 @@
  * issue asks 1800 for outages, 600 for saturation), --check-interval S (10, the CFS default; false-restart pods),
  * --detect-interval S (1; detection pods), --transport nodelay|python (the simulator's, cycle bench),
  * --node-options="..." (written with =, the batcher's, instead of the manifest's), --node-flags="..." (command-line
- * node flags instead of the batcher image's ENTRYPOINT ones), --no-rebuild (skip the restart measurement),
+ * node flags for a comparison run; the image starts plain node), --no-rebuild (skip the restart measurement),
  * --batcher PATH (another build's entry script, relative to the repository, for back-to-back before/after runs),
- * --tracing (cycle bench with the tracing SDK on, spans exported to a local OTLP sink), --explain-cpu-limit C (the
- * explain bench's batcher under a CPU quota of C CPUs, as the manifest's limits.cpu; needs root, cpu-quota.ts).
+ * --tracing (cycle bench with the tracing SDK on, spans exported to a local OTLP sink), --no-limits (the batcher
+ * outside the manifest's resources.limits: by default the cycle, explain, convergence and cpu-limit-100k benches
+ * run it in a cgroup with the container's CPU quota and memory limit, which needs root; pod-limits.ts).
  * --only converge (not in the default run: the full matrix takes tens of minutes): time and batcher CPU from start
  * until every component is in a session (bench-converge.ts) at 10k, 50k and 100k (or --sizes), against a prompt
  * and a slow operator (--operators prompt,slow), shipped pacing and none (--pacing on,off); --runs applies.
@@ -37,7 +38,6 @@ import { explainLine, explainRows } from './bench-explain-rows';
 import { convergeRows, cycleRows, floorRows, livezRows, soakRows } from './bench-rows';
 import { writeBenchReport } from './bench-report';
 import { fmt, type Row } from './bench-stats';
-import { imageNodeFlags } from './dockerfile';
 import { loadPodSpec } from './pod-spec';
 
 export { parseBenchArgs } from './bench-args';
@@ -57,7 +57,9 @@ async function main(): Promise<void> {
   const runtimeEnv = Object.fromEntries(
     spec.containers['cfs-batcher']!.env.filter((e) => /^(MALLOC_|UV_)/.test(e.name)).map((e) => [e.name, e.value]),
   );
-  const nodeFlags = args.nodeFlags ?? imageNodeFlags(ROOT, 'batcher');
+  // The image runs plain `node <script>`; --node-flags adds flags for a comparison run.
+  const nodeFlags = args.nodeFlags ?? [];
+  const limits = args.limits ? spec.containers['cfs-batcher']!.limits : undefined;
   const started = new Date();
   const cycle: Record<number, CycleRun[]> = {};
   const floor: Record<number, FloorRun[]> = {};
@@ -89,12 +91,13 @@ async function main(): Promise<void> {
             rebuild: args.rebuild,
             tracing: args.tracing,
             batcherScript: args.batcherScript,
+            ...(limits ? { limits } : {}),
           });
           cycle[n].push(run);
           log(
             `  busy ${fmt(run.cycleMs, 0)} ms, cpu ${fmt(run.cpuPerCycleS, 2)} s, ${fmt(run.requestsPerCycle)} requests and ` +
               `${fmt(run.bytesPerCycle / 1e6, 2)} MB/cycle (${fmt(run.bytesPerMinute / 1e6)} MB/min), peak RSS ${fmt(run.peakRssMb)} MB, ` +
-              `first heartbeat ${fmt(run.firstBeatMs, 0)} ms, first cycle ${fmt(run.firstCycleMs, 0)} ms (${fmt(run.fillCpuS, 2)} CPU-s to fill), rebuild ${fmt(run.rebuildWallS, 2)} s ${JSON.stringify(run.byRoute)}`,
+              `cgroup peak ${fmt(run.cgroupPeakMb)} MB, OOM kills ${run.oomKills ?? '-'}, first heartbeat ${fmt(run.firstBeatMs, 0)} ms, first cycle ${fmt(run.firstCycleMs, 0)} ms (${fmt(run.fillCpuS, 2)} CPU-s to fill), rebuild ${fmt(run.rebuildWallS, 2)} s ${JSON.stringify(run.byRoute)}`,
           );
         } catch (err) {
           errors.push(`cycle ${n} run ${r + 1}: ${(err as Error).message}`);
@@ -117,7 +120,7 @@ async function main(): Promise<void> {
           runtimeEnv,
           nodeFlags,
           batcherScript: args.batcherScript,
-          ...(args.explainCpuLimit !== undefined ? { cpuQuota: args.explainCpuLimit } : {}),
+          ...(limits ? { limits } : {}),
           log,
         });
         explain.push(run);
@@ -207,6 +210,7 @@ async function main(): Promise<void> {
           timeoutMs: 15 * 60_000,
           steadyCycles: 5,
           log,
+          ...(limits ? { limits } : {}),
         },
         errors,
       )),
@@ -233,6 +237,7 @@ async function main(): Promise<void> {
       transport: args.transport,
       tracing: args.tracing,
       batcherScript: args.batcherScript,
+      limits,
     },
     { cycle, explain, floor, livez, detect, neverSend, falseRestarts, soak, converge },
     rows,

@@ -1,8 +1,7 @@
 /**
- * What the Dockerfiles say, for the tools that run the programs outside an image (the local pod, the benchmarks)
- * and for the image tests: the runtime flags an image's ENTRYPOINT gives node are declared there once.
+ * What the Dockerfiles say, for the image tests and the image check: instructions, the ENTRYPOINT, and the node
+ * flags in it (none: the images start plain `node <script>`, test/deploy/runtime-flags.test.ts).
  */
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
 export interface Instruction {
@@ -62,10 +61,3 @@ export const PROGRAM_IMAGES = {
   batcher: { dockerfile: 'Dockerfile.batcher', entry: 'batcher/dist/main.js' },
   sidecar: { dockerfile: 'Dockerfile.sidecar', entry: 'sidecar-health/dist/main.js' },
 } as const;
-
-/** The node flags a program's image runs its entry script with (for local runs, tests and benchmarks). */
-export function imageNodeFlags(root: string, program: keyof typeof PROGRAM_IMAGES): string[] {
-  const { dockerfile, entry } = PROGRAM_IMAGES[program];
-  const text = readFileSync(path.join(root, dockerfile), 'utf8');
-  return nodeFlagsOf(entrypointOf(text, dockerfile), entry, dockerfile);
-}

@@ -11,6 +11,8 @@ export interface LocalPodArgs {
   simPort: number;
   checkInterval: number;
   batchWindow: number;
+  /** Each container inside its manifest's CPU and memory limits (pod-limits.ts; needs root). */
+  limits: boolean;
 }
 
 export class UsageError extends Error {}
@@ -32,6 +34,10 @@ export const LOCAL_POD_CLI: CliSpec = {
     'sim-port': { type: 'string', value: 'PORT', help: "the simulator's port (default: a free one)" },
     'check-interval': { type: 'string', value: 'S', help: 'batcher_check_interval of the simulated CFS (default 2)' },
     'batch-window': { type: 'string', value: 'S', help: 'batch_window of the simulated CFS (default 5)' },
+    limits: {
+      type: 'boolean',
+      help: "run each container inside its manifest's CPU and memory limits (root: writes cgroups); prints peak RSS",
+    },
   },
   exitCodes: [
     [0, 'stopped by Ctrl-C, SIGTERM or --duration (or --help)'],
@@ -68,5 +74,6 @@ export function parseArgs(argv: readonly string[]): LocalPodArgs {
     simPort: intArg('sim-port', values['sim-port'], 0, 0),
     checkInterval: intArg('check-interval', values['check-interval'], 1, 2),
     batchWindow: intArg('batch-window', values['batch-window'], 0, 5),
+    limits: parsed.values.limits === true,
   };
 }

@@ -14,6 +14,8 @@ import { demoNode, explainExample } from './local-pod-explain';
 import { statusLine, type Summary } from './local-pod-status';
 import { freePort, portFree } from './net';
 import { LocalPod, MANIFEST_HEALTH_PORT } from './pod';
+import { PodLimits } from './pod-limits';
+import { rssMb } from './bench-procs';
 import { manifestContainers, manifestEnv } from './pod-env';
 import { BATCHER_CONTAINER, SIDECAR_CONTAINER, loadPodSpec, type PodSpec } from './pod-spec';
 import { patchOptions, waitForCfs } from './sim-client';
@@ -96,6 +98,17 @@ async function main(argv: readonly string[]): Promise<number> {
     const important = !args.quiet || /started|SIGTERM|SIGKILL|exited|failed/.test(message);
     if (important) say(`${container}: ${message}`);
   };
+  // --limits: each container in a cgroup with its manifest limits, as the kubelet runs it.
+  const limits: Partial<Record<'batcher' | 'sidecar', PodLimits>> = {};
+  if (args.limits) {
+    limits.batcher = PodLimits.create(batcherSpec.limits);
+    try {
+      limits.sidecar = PodLimits.create(sidecarSpec.limits);
+    } catch (err) {
+      limits.batcher.remove();
+      throw err;
+    }
+  }
   let early: string | null = null;
   void signalled.then((why) => (early = why));
   // The simulator plays CFS; it is not part of the pod, so it gets no probes.
@@ -121,9 +134,14 @@ async function main(argv: readonly string[]): Promise<number> {
         local,
         batcher: { METRICS_PORT: String(metricsPort) },
         sidecar: { HEALTH_PORT: String(healthPort) },
+        ...(limits.batcher ? { batcherPrefix: limits.batcher.prefix() } : {}),
+        ...(limits.sidecar ? { sidecarPrefix: limits.sidecar.prefix() } : {}),
       }),
   });
-  const cleanup = () => rmSync(hbDir, { recursive: true, force: true });
+  const cleanup = () => {
+    for (const l of Object.values(limits)) l.remove();
+    rmSync(hbDir, { recursive: true, force: true });
+  };
   const starting = pod.start();
   starting.catch(() => undefined); // a signal may win the race below; start's own failure is then moot
   try {
@@ -200,6 +218,8 @@ async function main(argv: readonly string[]): Promise<number> {
     }),
   ]);
   clearInterval(statusTimer);
+  const peak = (pid: number | null): string => (pid === null ? '-' : (rssMb(pid)?.toFixed(1) ?? '-'));
+  say(`peak RSS     sidecar ${peak(sidecar.pid)} MB, batcher ${peak(batcher.pid)} MB (VmHWM of the running instances)`);
   say(`stopping (${why})`);
   // SIGTERM to every container at once, like a pod deletion; the prober keeps ticking. Whatever is still running
   // when the stop budget is spent (a stopped or hung process) is SIGKILLed: Ctrl-C must never leave a process behind.

@@ -3,7 +3,7 @@
  *   node scripts/dist/log-bench.js lines > /dev/null   100k INFO lines: lines per second, CPU microseconds per line
  *   node scripts/dist/log-bench.js debug > /dev/null   1M DEBUG calls below the INFO level: nanoseconds per call
  *   node scripts/dist/log-bench.js rss > /dev/null     RSS once the shared library is loaded and has logged a line
- * Run each a few times (add the image's node flags, e.g. --lite-mode, to measure what ships) and take medians.
+ * Run each a few times and take medians.
  */
 import { getLogger } from '@cfs-batcher/shared';
 

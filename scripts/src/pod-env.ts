@@ -5,7 +5,6 @@
 import path from 'node:path';
 import type { ContainerLaunch } from './pod';
 import { BATCHER_CONTAINER, SIDECAR_CONTAINER, type ContainerSpec, type PodSpec } from './pod-spec';
-import { imageNodeFlags } from './dockerfile';
 
 export interface LocalPodIdentity {
   podName: string;
@@ -73,10 +72,11 @@ export interface ManifestOverrides {
   local: Record<string, string | undefined>;
   batcher?: Record<string, string | undefined>;
   sidecar?: Record<string, string | undefined>;
-  /** The batcher's entry (default batcher/dist/main.js); the image's ENTRYPOINT node flags go before it. */
+  /** The batcher's entry (default batcher/dist/main.js), run by plain node as the image runs it. */
   batcherArgs?: string[];
   /** See ContainerLaunch.prefix. */
   batcherPrefix?: string[];
+  sidecarPrefix?: string[];
 }
 
 /**
@@ -91,13 +91,14 @@ export function manifestContainers(spec: PodSpec, o: ManifestOverrides): Contain
   return [
     {
       name: SIDECAR_CONTAINER,
-      nodeArgs: [...imageNodeFlags(root, 'sidecar'), path.join(root, 'sidecar-health/dist/main.js')],
+      nodeArgs: [path.join(root, 'sidecar-health/dist/main.js')],
+      ...(o.sidecarPrefix ? { prefix: o.sidecarPrefix } : {}),
       env: containerEnv(s, o.id, { ...local, ...o.sidecar }, process.env),
       probes: s.probes,
     },
     {
       name: BATCHER_CONTAINER,
-      nodeArgs: [...imageNodeFlags(root, 'batcher'), ...(o.batcherArgs ?? [path.join(root, 'batcher/dist/main.js')])],
+      nodeArgs: o.batcherArgs ?? [path.join(root, 'batcher/dist/main.js')],
       ...(o.batcherPrefix ? { prefix: o.batcherPrefix } : {}),
       env: containerEnv(b, o.id, { ...local, ...o.batcher }, process.env),
       probes: b.probes,

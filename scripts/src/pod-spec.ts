@@ -6,7 +6,9 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import type { Limits } from './pod-limits';
 import type { ContainerProbes, ProbeSpec } from './probe-spec';
+import { quantity } from './quantity';
 
 export const BATCHER_CONTAINER = 'cfs-batcher';
 export const SIDECAR_CONTAINER = 'health-sidecar';
@@ -19,6 +21,8 @@ export interface ContainerSpec {
   /** Named container ports. */
   ports: Record<string, number>;
   probes: ContainerProbes;
+  /** `resources.limits` (CPUs, bytes): what the benches run the program under (pod-limits.ts). */
+  limits: Limits;
 }
 
 export interface PodSpec {
@@ -75,6 +79,22 @@ function probeFrom(raw: unknown, ports: Record<string, number>, where: string): 
   return spec;
 }
 
+function limitsOf(resources: unknown, where: string): Limits {
+  const limits = isObj(resources) && isObj(resources.limits) ? resources.limits : {};
+  const read = (v: unknown, what: string): number | undefined => {
+    if (v === undefined) return undefined;
+    if (typeof v !== 'string' && typeof v !== 'number') throw new ManifestError(`${where}.${what} is not a quantity`);
+    try {
+      return quantity(v);
+    } catch (err) {
+      throw new ManifestError(`${where}.${what}: ${(err as Error).message}`);
+    }
+  };
+  const cpus = read(limits.cpu, 'cpu');
+  const memoryBytes = read(limits.memory, 'memory');
+  return { ...(cpus !== undefined ? { cpus } : {}), ...(memoryBytes !== undefined ? { memoryBytes } : {}) };
+}
+
 /** Pure: extracts the pod from parsed manifest documents (the first Deployment named cfs-batcher). */
 export function podSpecFromDocuments(docs: unknown[], source: string): PodSpec {
   const deployment = docs.find(
@@ -108,6 +128,7 @@ export function podSpecFromDocuments(docs: unknown[], source: string): PodSpec {
       env,
       fieldRefs,
       ports,
+      limits: limitsOf(c.resources, `${where}.resources.limits`),
       probes: {
         startup: probeFrom(c.startupProbe, ports, `${where}.startupProbe`),
         liveness: probeFrom(c.livenessProbe, ports, `${where}.livenessProbe`),

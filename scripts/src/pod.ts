@@ -35,7 +35,7 @@ export interface ContainerLaunch {
   name: string;
   /** node arguments: options, then the script. */
   nodeArgs: string[];
-  /** A command that execs node with the same pid, e.g. ['taskset', '-c', '0'] (the bench's CPU-limit stand-in). */
+  /** A command that execs node with the same pid, e.g. the container limits' cgroup entry (pod-limits.ts). */
   prefix?: string[];
   env: Record<string, string>;
   probes: ContainerProbes;

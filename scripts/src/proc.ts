@@ -32,6 +32,8 @@ export interface SpawnOptions {
   args?: string[];
   env?: Record<string, string | undefined>;
   nodeArgs?: string[];
+  /** A command node runs under, which execs it (same pid): the bench's container limits (pod-limits.ts). */
+  prefix?: string[];
   /** Echo the child's lines to the test output (debugging). */
   echo?: boolean;
   /** Lines kept in memory (oldest dropped). */
@@ -70,7 +72,9 @@ export class Proc {
       if (v === undefined) delete env[k];
       else env[k] = v;
     }
-    this.child = spawn(process.execPath, [...(o.nodeArgs ?? []), path.join(REPO_ROOT, o.script), ...(o.args ?? [])], {
+    const [command, ...prefixArgs] = [...(o.prefix ?? []), process.execPath];
+    const argv = [...prefixArgs, ...(o.nodeArgs ?? []), path.join(REPO_ROOT, o.script), ...(o.args ?? [])];
+    this.child = spawn(command, argv, {
       cwd: REPO_ROOT,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -136,9 +136,8 @@ describe('ENTRYPOINTs start', () => {
     expect(hb.pid).toBe(child.pid);
     children.pop();
     expect(await stopChild(child)).toBe(0);
-    // A node or V8 flag the runtime dislikes says so on stderr in plain text (Node 20 with --lite-mode alone:
-    // "Warning: disabling flag --expose_wasm due to conflicting flags"): the container log would hold a line that
-    // is not JSON.
+    // Whatever the runtime says on stderr in plain text (a warning about a flag or a deprecated API) would be a line
+    // of the container log that is not JSON.
     expect(stderr.join('')).toBe('');
     const notJson = stdout
       .join('')

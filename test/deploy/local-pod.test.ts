@@ -42,6 +42,7 @@ describe('container env from the manifest', () => {
     fieldRefs: [{ name: 'POD_NAME', fieldPath: 'metadata.name' }],
     ports: {},
     probes: { podTerminationGracePeriodSeconds: 30 },
+    limits: {},
   };
 
   it('resolves downward-API fields and $(VAR) references like the kubelet, then applies local overrides', () => {

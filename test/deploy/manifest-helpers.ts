@@ -55,17 +55,8 @@ export function envValue(c: any, name: string): string | undefined {
   return (c.env as any[] | undefined)?.find((e) => e.name === name)?.value;
 }
 
-const BINARY: Record<string, number> = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30 };
-const DECIMAL: Record<string, number> = { m: 1e-3, '': 1, k: 1e3, M: 1e6, G: 1e9 };
-
-/** Kubernetes quantity -> number (cores for cpu, bytes for memory). */
-export function quantity(q: string | number): number {
-  if (typeof q === 'number') return q;
-  const m = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|m|k|M|G)?$/.exec(q);
-  if (!m) throw new Error(`unsupported quantity ${q}`);
-  const unit = m[2] ?? '';
-  return Number(m[1]) * (BINARY[unit] ?? DECIMAL[unit] ?? NaN);
-}
+/** Kubernetes quantity -> number (cores for cpu, bytes for memory); the scripts read manifests with the same one. */
+export { quantity } from '../../scripts/src/quantity';
 
 function walk(dir: string, out: string[] = []): string[] {
   if (!existsSync(dir)) return out;

@@ -1,11 +1,10 @@
 /**
  * The e2e pod's containers: the sidecar (unless left out) and the batcher run through the fault fixture
- * (scripts/dist/fixtures/faulty-batcher.js), each with the image's node flags and the suite's scaled-down settings,
+ * (scripts/dist/fixtures/faulty-batcher.js), each started as the image starts it (plain node) with the suite's scaled-down settings,
  * which a test's own env and probes override.
  */
 import path from 'node:path';
 import type { ContainerLaunch, SimEndpoints } from '../../scripts/src/pod';
-import { imageNodeFlags } from '../../scripts/src/dockerfile';
 import type { ContainerProbes } from '../../scripts/src/probe-spec';
 import { REPO_ROOT } from './proc';
 import { FAST_BATCHER_ENV, FAST_BATCHER_PROBES, FAST_SIDECAR_ENV, FAST_SIDECAR_PROBES } from './pod-settings';
@@ -40,7 +39,7 @@ export function podContainers(
       : [
           {
             name: 'health-sidecar',
-            nodeArgs: [...imageNodeFlags(REPO_ROOT, 'sidecar'), path.join(REPO_ROOT, 'sidecar-health/dist/main.js')],
+            nodeArgs: [path.join(REPO_ROOT, 'sidecar-health/dist/main.js')],
             env: {
               ...common,
               ...FAST_SIDECAR_ENV,
@@ -55,13 +54,8 @@ export function podContainers(
         ]),
     {
       name: 'cfs-batcher',
-      // The production start() with the e2e faults around it; inert until the fault file names one. Node runs
-      // with the image's flags (--lite-mode), as in the cluster.
-      nodeArgs: [
-        ...imageNodeFlags(REPO_ROOT, 'batcher'),
-        ...(cfg.nodeArgs ?? []),
-        path.join(REPO_ROOT, 'scripts/dist/fixtures/faulty-batcher.js'),
-      ],
+      // The production start() with the e2e faults around it; inert until the fault file names one.
+      nodeArgs: [...(cfg.nodeArgs ?? []), path.join(REPO_ROOT, 'scripts/dist/fixtures/faulty-batcher.js')],
       env: {
         ...common,
         ...FAST_BATCHER_ENV,

@@ -140,7 +140,7 @@ export function secondsProblems(text: string, re: RegExp, value: number, what: s
     .map((m) => `${what}: "${m[0]}" says ${m[1]} s, the source ${value} s`);
 }
 
-/** ENTRYPOINT quotes and "flags in the image's ENTRYPOINT" phrases against each image's ENTRYPOINT. */
+/** ENTRYPOINT quotes against each image's ENTRYPOINT. */
 export function entrypointProblems(text: string, entrypoints: string[][]): string[] {
   const out: string[] = [];
   const prose = fold(text);
@@ -149,16 +149,6 @@ export function entrypointProblems(text: string, entrypoints: string[][]): strin
     if (!entrypoints.some((e) => JSON.stringify(e) === JSON.stringify(quoted)))
       out.push(`ENTRYPOINT ${m[1]}: no image has it (${entrypoints.map((e) => JSON.stringify(e)).join(', ')})`);
   }
-  const flagSets = entrypoints.map((e) => e.slice(1, -1).join(' '));
-  const phrases = [
-    /`((?:--[a-z][a-z0-9-]*(?:=\S+)? ?)+)` in the (?:batcher )?image's ENTRYPOINT/g,
-    /ENTRYPOINT (?:node )?flags \(`((?:--[a-z][a-z0-9-]*(?:=\S+)? ?)+)`/g,
-    /`node ((?:--[a-z][a-z0-9-]*(?:=\S+)? ?)+)` \(the image's ENTRYPOINT\)/g,
-  ];
-  for (const re of phrases)
-    for (const m of prose.matchAll(re))
-      if (!flagSets.includes(m[1]!.trim()))
-        out.push(`"${m[0]}": the images' ENTRYPOINT flags are ${flagSets.map((f) => `"${f}"`).join(' and ')}`);
   return out;
 }
 

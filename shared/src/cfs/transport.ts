@@ -100,7 +100,7 @@ export class Transport {
       : new http.Agent({ keepAlive: true, maxSockets: 8 });
     this.client = axios.create({
       baseURL: this.baseUrl,
-      // Node's http stack, never fetch: the batcher runs under --lite-mode, without the WebAssembly fetch needs
+      // Node's http stack, never fetch: the Attempt (attempt.ts) is the http adapter's `transport` and sees the socket
       adapter: 'http',
       httpAgent: secure ? undefined : agent,
       httpsAgent: secure ? agent : undefined,
