@@ -107,7 +107,7 @@ export function newState(
     cycleCreated: 0,
     cycleCompleted: 0,
     creating: initialCreating(),
-    pacing: initialPacing(),
+    pacing: initialPacing(retry?.pendingSessionsCap ?? 0),
     pacingCaps: {
       pendingSessionsCap: retry?.pendingSessionsCap ?? 0,
       createsPerMinuteCap: retry?.createsPerMinuteCap ?? 0,
