@@ -16,6 +16,7 @@ const { availableParallelism } = require('node:os');
 const path = require('node:path');
 
 const UNIT = [
+  'batcher/allowance-rules',
   'batcher/batch-book',
   'batcher/config',
   'batcher/explain-rules',

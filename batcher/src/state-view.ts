@@ -10,7 +10,7 @@ import { backoffUntil, isBackingOff } from './rules/backoff';
 import type { BookTally } from './rules/batch-registry';
 import { uncertainCreating } from './rules/create-intents';
 import { troubleSince } from './rules/creating';
-import { pendingAllowed } from './rules/pacing';
+import { allowanceReason, pendingAllowed } from './rules/pacing';
 import { msStamp, type BatcherState } from './state';
 
 /** Batches holding their members in a session, or under a create whose outcome is unknown. */
@@ -74,7 +74,7 @@ export function pacingView(s: BatcherState): NonNullable<HeartbeatBody['pacing']
     allowance: on
       ? {
           why: a.why,
-          reason: a.reason,
+          reason: allowanceReason(s.pacing, s.pacingCaps),
           ceiling: s.pacingCaps.pendingSessionsCap,
           last_start_s: a.lastStartMs === null ? null : round1(a.lastStartMs / 1000),
           oldest_pending_s: a.oldestPendingMs === null ? null : round1(a.oldestPendingMs / 1000),

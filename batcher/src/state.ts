@@ -107,7 +107,7 @@ export function newState(
     cycleCreated: 0,
     cycleCompleted: 0,
     creating: initialCreating(),
-    pacing: initialPacing(retry?.pendingSessionsCap ?? 0),
+    pacing: initialPacing(),
     pacingCaps: {
       pendingSessionsCap: retry?.pendingSessionsCap ?? 0,
       createsPerMinuteCap: retry?.createsPerMinuteCap ?? 0,

@@ -7,6 +7,7 @@
 import type { PhaseContext } from '../context';
 import { logBatch } from '../log';
 import { observePending } from '../rules/allowance';
+import { allowanceReason, pendingAllowed } from '../rules/pacing';
 
 /** `pending`: names of the batcher sessions the list showed pending (unreadable records included). */
 export function notePendingList(ctx: PhaseContext, pending: ReadonlySet<string>): void {
@@ -33,7 +34,7 @@ export function notePendingList(ctx: PhaseContext, pending: ReadonlySet<string>)
   const after = pacing.allowance;
   // Each shrink is an event; growth is logged once when it begins (the gauge shows the rest).
   if (after.why !== before.why || after.shrunkAt !== before.shrunkAt) {
-    const line = `Pending-sessions allowance ${after.reason}`;
+    const line = `Pending-sessions allowance ${pendingAllowed(pacing, pacingCaps)}, ${allowanceReason(pacing, pacingCaps)}`;
     if (after.why === 'halved' || after.why === 'floor') logBatch.warn(line);
     else logBatch.info(line);
   }

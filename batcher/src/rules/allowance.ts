@@ -26,7 +26,7 @@ export interface Allowance {
   /** Sessions that may be pending at once (fractional inside; reported whole). */
   value: number;
   why: AllowanceWhy;
-  /** One human line: the value and why. */
+  /** One human line: why it has its value. */
   reason: string;
   /** When it was last halved or floored (monotonic), null before. */
   shrunkAt: number | null;
@@ -57,12 +57,12 @@ export function floorOf(b: AllowanceBounds): number {
   return Math.min(ALLOWANCE_FLOOR, b.ceiling);
 }
 
-export function initialAllowance(b: AllowanceBounds): Allowance {
-  const value = Math.min(ALLOWANCE_START, b.ceiling);
+/** The ceiling applies where the allowance is used (pacing.ts pendingAllowed) and at each observation. */
+export function initialAllowance(): Allowance {
   return {
-    value,
+    value: ALLOWANCE_START,
     why: 'start',
-    reason: `${value}, the starting allowance (no session seen starting yet)`,
+    reason: 'the starting allowance, before any session is seen starting',
     shrunkAt: null,
     lastStartMs: null,
     oldestPendingMs: null,
@@ -116,10 +116,12 @@ export function observePending(a: Allowance, o: PendingObservation, b: Allowance
     );
   }
   const prompt = o.startedAfterMs.filter((ms) => ms <= promptMs(b)).length;
-  // Grown only while in use: prompt starts with little pending say nothing about more.
-  if (prompt > 0 && o.pendingBefore * 2 >= next.value) {
+  // Grown only while in use (prompt starts with little pending say nothing about more), and not while a session
+  // already halved for is still waiting.
+  const aging = age !== null && age >= halveAtMs(b);
+  if (prompt > 0 && !aging && o.pendingBefore * 2 >= next.value) {
     const value = Math.min(b.ceiling, next.value + prompt);
-    if (value >= b.ceiling) return settle(next, b.ceiling, 'ceiling', `its ceiling (BATCHER_PENDING_SESSIONS_CAP)`);
+    if (value >= b.ceiling) return settle(next, b.ceiling, 'ceiling', 'sessions start promptly');
     return settle(
       next,
       value,
@@ -138,12 +140,19 @@ export function observePending(a: Allowance, o: PendingObservation, b: Allowance
   return next;
 }
 
+const LEAD: Record<AllowanceWhy, string> = {
+  start: '',
+  grown: 'grown',
+  ceiling: 'at its ceiling (BATCHER_PENDING_SESSIONS_CAP)',
+  holding: 'held',
+  halved: 'halved',
+  floor: 'at its floor',
+};
+
 function settle(a: Allowance, value: number, why: AllowanceWhy, because: string): Allowance {
-  return { ...a, value, why, reason: `${Math.floor(value)}, ${why === 'ceiling' ? 'at' : why}: ${because}` };
+  return { ...a, value, why, reason: `${LEAD[why]}: ${because}` };
 }
 
 function shrink(a: Allowance, value: number, lo: number, now: number, why: AllowanceWhy, because: string): Allowance {
-  const v = Math.max(value, lo);
-  const what = why === 'floor' ? 'at the floor' : why;
-  return { ...a, value: v, why, shrunkAt: now, reason: `${Math.floor(v)}, ${what}: ${because}` };
+  return { ...settle(a, Math.max(value, lo), why, because), shrunkAt: now };
 }

@@ -15,7 +15,7 @@ import {
   type Hold,
 } from './explain-answer';
 import { clockAt, isoAt, layersText, plural, whenAt } from './explain-text';
-import { pendingAllowed } from './pacing';
+import { allowanceReason, pendingAllowed } from './pacing';
 
 function batchDetails(b: Batch, s: ExplainSource, c: ExplainClock): Record<string, unknown> {
   return {
@@ -95,7 +95,7 @@ function readyHold(s: ExplainSource, b: Batch, c: ExplainClock, global: Hold | n
         pending_sessions: s.pacing.pendingSessions,
         pending_cap: s.pacingCaps.pendingSessionsCap > 0 ? pendingAllowed(s.pacing, s.pacingCaps) : 0,
         allowance_why: s.pacing.allowance.why,
-        allowance_reason: s.pacing.allowance.reason,
+        allowance_reason: allowanceReason(s.pacing, s.pacingCaps),
         pending_ceiling: s.pacingCaps.pendingSessionsCap,
         creates_per_minute_cap: s.pacingCaps.createsPerMinuteCap,
       },

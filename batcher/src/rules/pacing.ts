@@ -36,11 +36,10 @@ export interface PacingLimit {
   until: number | null;
 }
 
-/** `ceiling`: BATCHER_PENDING_SESSIONS_CAP (the pending timeout does not matter before the first observation). */
-export function initialPacing(ceiling = 0): PacingState {
+export function initialPacing(): PacingState {
   return {
     pendingSessions: 0,
-    allowance: initialAllowance({ ceiling, pendingTimeoutS: 300 }),
+    allowance: initialAllowance(),
     awaiting: new Map(),
     recentCreates: [],
     limited: null,
@@ -50,6 +49,14 @@ export function initialPacing(ceiling = 0): PacingState {
 /** The pending sessions allowed now; Infinity when pacing on pending sessions is off. */
 export function pendingAllowed(s: PacingState, caps: PacingCaps): number {
   return caps.pendingSessionsCap > 0 ? Math.min(allowed(s.allowance), caps.pendingSessionsCap) : Infinity;
+}
+
+/** Why the allowance in force has its value: the ceiling when that binds, else the allowance's own reason. */
+export function allowanceReason(s: PacingState, caps: PacingCaps): string {
+  if (caps.pendingSessionsCap <= 0) return 'pacing off (BATCHER_PENDING_SESSIONS_CAP=0)';
+  if (caps.pendingSessionsCap <= allowed(s.allowance) && s.allowance.why !== 'ceiling')
+    return 'its ceiling, BATCHER_PENDING_SESSIONS_CAP';
+  return s.allowance.reason;
 }
 
 function forget(s: PacingState, now: number): void {
@@ -63,7 +70,7 @@ export function pacingGate(s: PacingState, caps: PacingCaps, now: number): Pacin
   if (s.pendingSessions >= limit) {
     return {
       why: 'pending_cap',
-      reason: `${s.pendingSessions} batcher sessions pending in CFS reach the allowance (${s.allowance.reason})`,
+      reason: `${s.pendingSessions} batcher sessions pending in CFS reach the allowance of ${limit} (${allowanceReason(s, caps)})`,
       until: null,
     };
   }
