@@ -15,19 +15,9 @@ import { cpuSeconds, hb, nextSleep, simTotal } from './bench-observe';
 import { httpJson, loadAverageText, rssMb, sleep, startNode, startSim } from './bench-procs';
 import { waitFor } from './wait';
 
-/** Sessions stay running once started: nothing completes, so "every component in a session" stays true. */
-const HELD_MS = 24 * 3600_000;
+import { CONVERGE_OPERATORS, watchShape, type ConvergeOperator, type ShapeFigures } from './bench-converge-shapes';
 
-/**
- * prompt: every session started half a second after its create, no limit on how many at once. slow: at most 20
- * starts a second, and a pending timeout (60 s) an unpaced backlog runs into at 50k (2000 sessions need 100 s).
- */
-export const CONVERGE_OPERATORS = {
-  prompt: { operator: { pendingMs: 500, runningMs: HELD_MS, maxStartsPerSecond: 0 }, pendingTimeoutS: 300 },
-  slow: { operator: { pendingMs: 500, runningMs: HELD_MS, maxStartsPerSecond: 20 }, pendingTimeoutS: 60 },
-} as const;
-
-export type ConvergeOperator = keyof typeof CONVERGE_OPERATORS;
+export { CONVERGE_OPERATORS, type ConvergeOperator } from './bench-converge-shapes';
 
 export interface ConvergeRun {
   components: number;
@@ -46,6 +36,8 @@ export interface ConvergeRun {
   requestsPerSteadyCycle: number | null;
   cpuPerSteadyCycleS: number | null;
   peakRssMb: number | null;
+  /** The operator shape's figures (bench-converge-shapes.ts). */
+  shape: ShapeFigures;
 }
 
 export interface ConvergeOptions {
@@ -108,8 +100,10 @@ export async function runConverge(
   };
   const batcher = startNode(o.batcherScript ?? 'batcher/dist/main.js', [], env, o.nodeFlags ?? []);
   const abort = () => (batcher.alive ? null : `batcher exited: ${batcher.tail(5)}`);
+  const t0 = Date.now();
+  const watch = watchShape(op, origin, hbFile, t0);
+  let shape: ShapeFigures | null = null;
   try {
-    const t0 = Date.now();
     let seconds: number | null = null;
     let cpuS: number | null = null;
     let requests = 0;
@@ -150,6 +144,7 @@ export async function runConverge(
       }
     }
     const s = await summary(origin);
+    shape = await watch.stop();
     let steady: { requests: number; cpu: number } | null = null;
     if (seconds !== null && o.steadyCycles > 0) {
       const first = await nextSleep(hbFile, (await hb(hbFile))?.cycle ?? 0, 120_000, batcher);
@@ -179,8 +174,10 @@ export async function runConverge(
       requestsPerSteadyCycle: steady?.requests ?? null,
       cpuPerSteadyCycleS: steady?.cpu ?? null,
       peakRssMb: rssMb(batcher.pid, 'VmHWM'),
+      shape,
     };
   } finally {
+    if (shape === null) await watch.stop();
     await batcher.stop();
     await sim.stop();
     rmSync(dir, { recursive: true, force: true });
