@@ -52,6 +52,7 @@ const UNIT = [
 
 const E2E = [
   'e2e/ambiguous-creates',
+  'e2e/pacing-operators',
   'e2e/bad-start-cfs-url',
   'e2e/bad-start-cli',
   'e2e/bad-start-failures',
