@@ -55,7 +55,7 @@ export type CreatingState = (typeof CREATING_STATES)[number];
 const epochMs = z.number().int().nonnegative();
 
 /** The heartbeat's schema: the one definition of the file's shape, for the writer's type and the reader's check. */
-/** Why the pending-sessions allowance has its value (the batcher's rules/allowance.ts). */
+/** Why the pending-sessions allowance has its value (batcher/src/rules/allowance.ts). */
 export const ALLOWANCE_WHY = ['start', 'grown', 'ceiling', 'holding', 'halved', 'floor'] as const;
 export type AllowanceWhy = (typeof ALLOWANCE_WHY)[number];
 
