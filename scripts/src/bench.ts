@@ -17,8 +17,9 @@
  * --tracing (cycle bench with the tracing SDK on, spans exported to a local OTLP sink), --explain-cpu-limit C (the
  * explain bench's batcher under a CPU quota of C CPUs, as the manifest's limits.cpu; needs root, cpu-quota.ts).
  * --only converge (not in the default run: the full matrix takes tens of minutes): time and batcher CPU from start
- * until every component is in a session (bench-converge.ts) at 10k, 50k and 100k (or --sizes), against a prompt
- * and a slow operator (--operators prompt,slow), shipped pacing and none (--pacing on,off); --runs applies.
+ * until every component is in a session (bench-converge.ts) at 10k, 50k and 100k (or --sizes), against the operator
+ * shapes of bench-converge-shapes.ts (--operators prompt,slow by default; stop and jump too), shipped pacing and none
+ * (--pacing on,off); --runs applies.
  */
 import { parseBenchArgs } from './bench-args';
 import { runConvergeMatrix, type ConvergeRun } from './bench-converge';
