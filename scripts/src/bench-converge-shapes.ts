@@ -3,8 +3,9 @@
  * after their create (the simulator's pendingMs + pendingJitterMs) unless it says otherwise:
  * - prompt: no limit on starts, batcher_pending_timeout 300 s;
  * - slow: at most 20 starts a second, pending timeout 60 s (an unpaced 50k backlog of 2000 sessions needs 100 s);
- * - stop: prompt, then the operator stops 8 s after the batcher's start and resumes 40 s later;
- * - jump: prompt with a 60 s pending timeout, the start latency jumps to 20 s 8 s in and comes back to 1-2 s 40 s later.
+ * - stop: prompt, then the operator stops 5 s after the batcher's first create and resumes 40 s later;
+ * - jump: prompt with a 60 s pending timeout, the start latency jumps to 20 s 5 s after the first create and comes back
+ *   to 1-2 s 40 s later.
  * The watch samples the simulator's session count and the heartbeat's allowance every 200 ms, so the stop and jump
  * figures (creates after the stop, time to stop and to resume; the allowance at the jump, its low, its recovery) come
  * from the same run as the convergence time.
@@ -20,7 +21,7 @@ type Mark = 'stop' | 'resume' | 'jump' | 'drop';
 export interface OperatorShape {
   operator: typeof PROMPT;
   pendingTimeoutS: number;
-  /** Operator commands (POST /__sim/operator) this long after the batcher's spawn. */
+  /** Operator commands (POST /__sim/operator) this long after the batcher's first session (the wave under way). */
   script: readonly { atMs: number; mark: Mark; body: Record<string, unknown> }[];
 }
 
@@ -31,16 +32,16 @@ export const CONVERGE_OPERATORS: Record<'prompt' | 'slow' | 'stop' | 'jump', Ope
     operator: PROMPT,
     pendingTimeoutS: 300,
     script: [
-      { atMs: 8000, mark: 'stop', body: { pause: true } },
-      { atMs: 48_000, mark: 'resume', body: { pause: false } },
+      { atMs: 5000, mark: 'stop', body: { pause: true } },
+      { atMs: 45_000, mark: 'resume', body: { pause: false } },
     ],
   },
   jump: {
     operator: PROMPT,
     pendingTimeoutS: 60,
     script: [
-      { atMs: 8000, mark: 'jump', body: { pendingMs: 20_000 } },
-      { atMs: 48_000, mark: 'drop', body: { pendingMs: 1000 } },
+      { atMs: 5000, mark: 'jump', body: { pendingMs: 20_000 } },
+      { atMs: 45_000, mark: 'drop', body: { pendingMs: 1000 } },
     ],
   },
 };
@@ -71,19 +72,27 @@ interface Sample {
 export function watchShape(shape: OperatorShape, origin: string, hbFile: string, t0: number) {
   const samples: Sample[] = [];
   const marks = new Map<Mark, number>();
-  const timers = shape.script.map((s) =>
-    setTimeout(
-      () => void httpJson('POST', `${origin}/__sim/operator`, s.body).then(() => marks.set(s.mark, Date.now() - t0)),
-      Math.max(0, t0 + s.atMs - Date.now()),
-    ),
-  );
+  let timers: NodeJS.Timeout[] = [];
+  const arm = (first: number): void => {
+    timers = shape.script.map((s) =>
+      setTimeout(
+        () => void httpJson('POST', `${origin}/__sim/operator`, s.body).then(() => marks.set(s.mark, Date.now() - t0)),
+        Math.max(0, first + s.atMs - Date.now()),
+      ),
+    );
+  };
   let on = true;
+  let armed = false;
   const loop = (async () => {
     while (on) {
       try {
         const sum = (await httpJson('GET', `${origin}/__sim/sessions-summary`)).json as { sessions: number };
         const h = await hb(hbFile);
         samples.push({ t: Date.now() - t0, sessions: sum.sessions, allowance: h?.pacing?.pending_cap ?? null });
+        if (sum.sessions > 0 && !armed) {
+          armed = true;
+          arm(Date.now());
+        }
       } catch {
         // the simulator is being stopped
       }
