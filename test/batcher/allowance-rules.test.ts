@@ -97,6 +97,13 @@ it('a session pending 3/4 of the timeout drops it to the floor; half of it halve
   );
 });
 
+it('drops to the floor once: later reads of the same old session change nothing (one log line, not one per read)', () => {
+  const t = floorAtMs(B);
+  const a = observePending({ ...initialAllowance(), value: 300 }, obs(t, 0, 0, 100, 0), B);
+  expect(a).toMatchObject({ value: ALLOWANCE_FLOOR, why: 'floor', shrunkAt: t });
+  expect(observePending(a, obs(t + 5000, 0, 0, 100, 0), B)).toMatchObject({ why: 'floor', shrunkAt: t });
+});
+
 it('halves once per generation: again only when a session created after the halving ages as far', () => {
   const half = halveAtMs(B);
   let a = observePending({ ...initialAllowance(), value: 400 }, obs(half, 0, 0, 100, 0), B);

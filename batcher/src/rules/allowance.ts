@@ -101,6 +101,8 @@ export function observePending(a: Allowance, o: PendingObservation, b: Allowance
   next.oldestPendingMs = age;
   const timeout = `batcher_pending_timeout ${b.pendingTimeoutS} s`;
   if (age !== null && age >= floorAtMs(b)) {
+    // Already there: one event, not one per read.
+    if (a.why === 'floor' && next.value <= lo) return next;
     return shrink(next, lo, lo, o.now, 'floor', `a session has waited ${secs(age)} in pending, 3/4 of ${timeout}`);
   }
   // A halving reacts to the sessions created before it; the next one waits for a session created after it.
