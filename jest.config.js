@@ -16,6 +16,7 @@ const { availableParallelism } = require('node:os');
 const path = require('node:path');
 
 const UNIT = [
+  'batcher/allowance-rules',
   'batcher/batch-book',
   'batcher/config',
   'batcher/explain-rules',
@@ -52,6 +53,7 @@ const UNIT = [
 
 const E2E = [
   'e2e/ambiguous-creates',
+  'e2e/pacing-operators',
   'e2e/bad-start-cfs-url',
   'e2e/bad-start-cli',
   'e2e/bad-start-failures',

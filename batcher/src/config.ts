@@ -39,11 +39,14 @@ export interface Tuning {
   sendSliceMs: number;
   /** Completion PATCHes start only within this time per cycle; the rest wait (their batches held) for the next one. */
   patchBudgetMs: number;
-  /** No create while this many batcher sessions are still pending in CFS (0 = no cap). */
+  /**
+   * The ceiling of the pending-sessions allowance (rules/allowance.ts), which otherwise follows the operator's pace;
+   * 0 = no pacing on pending sessions (the original's behaviour).
+   */
   pendingSessionsCap: number;
   /** At most this many creates in any 60 s (0 = no cap): a guard far above an operator's pace, not the pace. */
   createsPerMinuteCap: number;
-  /** While the pending cap holds, the send phase reads the pending sessions this often to go on when they start. */
+  /** While the allowance is used up, the send phase reads the pending sessions this often to go on when they start. */
   pacingPollMs: number;
   /** ...and ends when none has left pending for this long (the next cycle tries again). */
   pacingStallMs: number;
@@ -90,14 +93,13 @@ export const DEFAULT_TUNING: Readonly<Tuning> = Object.freeze({
   sendSliceMs: 30_000,
   // A hanging PATCH costs one request timeout (10 s) per concurrent slot: a cycle spends at most ~20 s on them.
   patchBudgetMs: 10_000,
-  // Pacing (scripts/src/pacing-measure.ts, slow simulated operator): at most 40 sessions wait in pending, 40/rate s
-  // each, far under the 300 s pending timeout for any operator above 0.14 starts/s. The send phase reads the
-  // pending sessions every 100 ms while the cap holds and creates as they start, so the pace is the operator's:
-  // a read lists at most the cap's few sessions (the original read every in-flight session every cycle), and
-  // 250 ms cost 100k pending ~15% more time to converge against an operator starting sessions in 0.5 s.
-  // 6000/min is a guard only: 100 creates a second is far above what an operator starts (a fixed 240/min was the
-  // pace itself against a prompt operator: 50k pending took 8 minutes).
-  pendingSessionsCap: 40,
+  // Pacing: the sessions allowed pending in CFS follow how promptly the operator starts them (rules/allowance.ts);
+  // this is their ceiling. 1000 = one page of the pending list at CFS's default page size, and the most a suddenly
+  // stopped operator leaves to be deleted. The send phase reads the pending sessions every 100 ms while the allowance
+  // is used up and creates as they start (250 ms cost 100k pending ~15% more time to converge against a prompt
+  // operator). 6000/min is a guard only: 100 creates a second is far above what an operator starts (a fixed 240/min
+  // was the pace itself against a prompt operator: 50k pending took 8 minutes).
+  pendingSessionsCap: 1000,
   createsPerMinuteCap: 6000,
   pacingPollMs: 100,
   // A stalled operator costs a phase this long: then the cycle goes on (completions, new work) and the next one
@@ -161,8 +163,11 @@ export const BATCHER_SETTINGS = defineSettings({
     BATCHER_PENDING_SESSIONS_CAP: {
       schema: intSetting(0, 100_000),
       default: String(DEFAULT_TUNING.pendingSessionsCap),
-      meaning: 'no session create while this many batcher sessions are still pending in CFS (0 = no cap)',
-      reason: 'an operator that starts sessions slower or faster than the default pace assumes',
+      meaning:
+        'ceiling of the pending-sessions allowance, which otherwise follows how promptly the operator starts ' +
+        'sessions (0 = no pacing, the original behaviour)',
+      reason:
+        "a site whose Kubernetes quota bounds CFS's jobs lowers it; 0 if the allowance ever misjudges an operator",
     },
   },
   retired: {

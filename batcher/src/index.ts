@@ -3,6 +3,7 @@ export * from './config';
 export * from './rules/creating';
 export * from './cfs-port';
 export * from './rules/pacing';
+export * from './rules/allowance';
 export * from './context';
 export * from './state';
 export * from './state-view';

@@ -39,6 +39,7 @@ export interface BatcherMetrics {
   disabled: Gauge;
   pendingSessions: Gauge;
   pacingLimited: Gauge;
+  pacingAllowance: Gauge;
   completionsUnwritten: Gauge;
   cfsRequests: Counter<'method' | 'route' | 'status'>;
   cfsRequestDuration: Histogram<'method' | 'route'>;
@@ -133,7 +134,12 @@ export function createMetrics(opts: { version?: string; defaultMetrics?: boolean
     }),
     pacingLimited: new Gauge({
       name: 'cfs_batcher_pacing_limited',
-      help: '1 while session creation is held by the pending-sessions cap or the creates-per-minute cap',
+      help: '1 while session creation is held by the pending-sessions allowance or the creates-per-minute cap',
+      registers,
+    }),
+    pacingAllowance: new Gauge({
+      name: 'cfs_batcher_pacing_allowance',
+      help: 'Batcher sessions allowed pending in CFS now (follows how promptly the operator starts them; 0 = pacing off)',
       registers,
     }),
     completionsUnwritten: new Gauge({

@@ -11,6 +11,7 @@ import type { BookTally } from './rules/batch-registry';
 import { uncertainCreating } from './rules/create-intents';
 import { troubleSince } from './rules/creating';
 import { longestRetrying, retryingWhat } from './rules/retrying-calls';
+import { allowanceReason, pendingAllowed } from './rules/pacing';
 import { msStamp, type BatcherState } from './state';
 
 /** Batches holding their members in a session, or under a create whose outcome is unknown. */
@@ -54,11 +55,7 @@ export function heartbeatBody(s: BatcherState, now: number, offset = 0): Heartbe
       last_attempt_ms: wall(s.creating.lastAttemptAt),
       cfs_trouble_since_ms: wall(troubleSince(s.creating)),
     },
-    pacing: {
-      pending_sessions: s.pacing.pendingSessions,
-      pending_cap: s.pacingCaps.pendingSessionsCap,
-      creates_per_minute_cap: s.pacingCaps.createsPerMinuteCap,
-    },
+    pacing: pacingView(s),
     progress: { last_cfs_answer_ms: wall(s.creating.lastCfsAnswerAt) },
     completions_unwritten: completionsUnwritten(s),
   };
@@ -99,6 +96,28 @@ export function cfsView(s: BatcherState, offset: number): HeartbeatBody['cfs'] {
     retrying,
   };
 }
+
+/** The heartbeat's `pacing`: `pending_cap` is the allowance in force (0 = pacing off), the rest says why. */
+export function pacingView(s: BatcherState): NonNullable<HeartbeatBody['pacing']> {
+  const a = s.pacing.allowance;
+  const on = s.pacingCaps.pendingSessionsCap > 0;
+  return {
+    pending_sessions: s.pacing.pendingSessions,
+    pending_cap: on ? pendingAllowed(s.pacing, s.pacingCaps) : 0,
+    creates_per_minute_cap: s.pacingCaps.createsPerMinuteCap,
+    allowance: on
+      ? {
+          why: a.why,
+          reason: allowanceReason(s.pacing, s.pacingCaps),
+          ceiling: s.pacingCaps.pendingSessionsCap,
+          last_start_s: a.lastStartMs === null ? null : round1(a.lastStartMs / 1000),
+          oldest_pending_s: a.oldestPendingMs === null ? null : round1(a.oldestPendingMs / 1000),
+        }
+      : null,
+  };
+}
+
+const round1 = (x: number): number => Math.round(x * 10) / 10;
 
 export interface CreatingView {
   state: CreatingState;
@@ -157,6 +176,8 @@ export interface GaugeValues {
   disabled: 0 | 1;
   pendingSessions: number;
   pacingLimited: 0 | 1;
+  /** The pending sessions allowed now; 0 when pacing on pending sessions is off. */
+  pacingAllowance: number;
   completionsUnwritten: number;
 }
 
@@ -170,6 +191,7 @@ export function gaugeValues(s: BatcherState, now: number): GaugeValues {
     disabled: s.options.batcher_disable ? 1 : 0,
     pendingSessions: s.pacing.pendingSessions,
     pacingLimited: s.pacing.limited !== null ? 1 : 0,
+    pacingAllowance: s.pacingCaps.pendingSessionsCap > 0 ? pendingAllowed(s.pacing, s.pacingCaps) : 0,
     completionsUnwritten: completionsUnwritten(s),
   };
 }
@@ -182,6 +204,7 @@ export function setGauges(m: BatcherMetrics, g: GaugeValues): void {
   m.disabled.set(g.disabled);
   m.pendingSessions.set(g.pendingSessions);
   m.pacingLimited.set(g.pacingLimited);
+  m.pacingAllowance.set(g.pacingAllowance);
   m.completionsUnwritten.set(g.completionsUnwritten);
 }
 

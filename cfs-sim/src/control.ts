@@ -15,6 +15,7 @@ export interface ControlDeps extends SimDeps {
 const operatorCommand = z.strictObject({
   pause: z.boolean().optional(),
   pendingMs: z.number().int().min(0).optional(),
+  pendingJitterMs: z.number().int().min(0).optional(),
   runningMs: z.number().int().min(0).optional(),
   maxStartsPerSecond: z.number().int().min(0).optional(),
   /** true = every active session one stage; a string = that session only. */

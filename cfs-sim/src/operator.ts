@@ -20,7 +20,9 @@ export { selectLayers } from './ansible-run';
 const log = getLogger('cfs-sim.operator');
 
 export interface OperatorSettings {
+  /** A session starts this long after its create, plus up to `pendingJitterMs` more (uniform, drawn per session). */
   pendingMs: number;
+  pendingJitterMs: number;
   runningMs: number;
   /** Timer resolution for the automatic mode. */
   tickMs: number;
@@ -33,6 +35,7 @@ export interface OperatorSettings {
 
 export const DEFAULT_OPERATOR_SETTINGS: OperatorSettings = {
   pendingMs: 200,
+  pendingJitterMs: 0,
   runningMs: 500,
   tickMs: 20,
   maxStartsPerSecond: 0,
@@ -42,6 +45,8 @@ interface Active {
   mode: SessionMode;
   stage: 'pending' | 'running';
   enteredMs: number;
+  /** Its share of the jitter (0..1): a change of the settings mid-run applies to sessions already pending. */
+  jitter: number;
 }
 
 export class SimOperator {
@@ -66,7 +71,10 @@ export class SimOperator {
 
   // ---- scripting -------------------------------------------------------------------------------------------
 
-  setDelays(d: Partial<Pick<OperatorSettings, 'pendingMs' | 'runningMs' | 'maxStartsPerSecond'>>): void {
+  setDelays(
+    d: Partial<Pick<OperatorSettings, 'pendingMs' | 'pendingJitterMs' | 'runningMs' | 'maxStartsPerSecond'>>,
+  ): void {
+    if (d.pendingJitterMs !== undefined) this.settings.pendingJitterMs = d.pendingJitterMs;
     if (d.maxStartsPerSecond !== undefined) this.settings.maxStartsPerSecond = d.maxStartsPerSecond;
     if (d.pendingMs !== undefined) this.settings.pendingMs = d.pendingMs;
     if (d.runningMs !== undefined) this.settings.runningMs = d.runningMs;
@@ -99,7 +107,7 @@ export class SimOperator {
   /** `extra.members`: snapshots taken when the POST arrived (default: now). */
   onCreated(s: Session, extra: RecordExtra = {}): void {
     const mode = this.rules.pickMode(s);
-    this.active.set(s.name, { mode, stage: 'pending', enteredMs: this.now() });
+    this.active.set(s.name, { mode, stage: 'pending', enteredMs: this.now(), jitter: Math.random() });
     const hosts = s.ansible.limit.split(',').filter((h) => h !== '');
     this.history.record(s, mode, this.now(), {
       ...extra,
@@ -154,7 +162,8 @@ export class SimOperator {
       if (a.stage === 'pending' && a.mode !== 'stuck_pending') {
         const capped = this.settings.maxStartsPerSecond > 0;
         if (!capped) this.pickUp(s);
-        if (nowMs - a.enteredMs >= this.settings.pendingMs && this.mayStart(nowMs)) {
+        const due = this.settings.pendingMs + a.jitter * this.settings.pendingJitterMs;
+        if (nowMs - a.enteredMs >= due && this.mayStart(nowMs)) {
           this.pickUp(s);
           this.toRunning(s, a, nowMs);
         }

@@ -66,6 +66,7 @@ export const scenarioSchema = z.strictObject({
   operator: z
     .strictObject({
       pendingMs: z.number().int().min(0).optional(),
+      pendingJitterMs: z.number().int().min(0).optional(),
       runningMs: z.number().int().min(0).optional(),
       maxStartsPerSecond: z.number().int().min(0).optional(),
       paused: z.boolean().optional(),

@@ -23,7 +23,9 @@ export interface SimulatorOptions {
   /** A scenario document or the path of a scenario file. */
   scenario?: Scenario | string;
   generate?: GenerateOptions;
-  operator?: Partial<Pick<OperatorSettings, 'pendingMs' | 'runningMs' | 'tickMs' | 'maxStartsPerSecond'>> & {
+  operator?: Partial<
+    Pick<OperatorSettings, 'pendingMs' | 'pendingJitterMs' | 'runningMs' | 'tickMs' | 'maxStartsPerSecond'>
+  > & {
     paused?: boolean;
   };
   /** How answers are written (transport.ts); wins over the scenario's server.transport. Default 'nodelay'. */

@@ -16,19 +16,9 @@ import { httpJson, loadAverageText, rssMb, sleep, startNode, startSim } from './
 import { waitFor } from './wait';
 import { oomNote, PodLimits, type Limits } from './pod-limits';
 
-/** Sessions stay running once started: nothing completes, so "every component in a session" stays true. */
-const HELD_MS = 24 * 3600_000;
+import { CONVERGE_OPERATORS, watchShape, type ConvergeOperator, type ShapeFigures } from './bench-converge-shapes';
 
-/**
- * prompt: every session started half a second after its create, no limit on how many at once. slow: at most 20
- * starts a second, and a pending timeout (60 s) an unpaced backlog runs into at 50k (2000 sessions need 100 s).
- */
-export const CONVERGE_OPERATORS = {
-  prompt: { operator: { pendingMs: 500, runningMs: HELD_MS, maxStartsPerSecond: 0 }, pendingTimeoutS: 300 },
-  slow: { operator: { pendingMs: 500, runningMs: HELD_MS, maxStartsPerSecond: 20 }, pendingTimeoutS: 60 },
-} as const;
-
-export type ConvergeOperator = keyof typeof CONVERGE_OPERATORS;
+export { CONVERGE_OPERATORS, type ConvergeOperator } from './bench-converge-shapes';
 
 export interface ConvergeRun {
   components: number;
@@ -49,6 +39,8 @@ export interface ConvergeRun {
   peakRssMb: number | null;
   /** OOM kills inside the container's memory limit (null without limits). */
   oomKills: number | null;
+  /** The operator shape's figures (bench-converge-shapes.ts). */
+  shape: ShapeFigures;
 }
 
 export interface ConvergeOptions {
@@ -114,8 +106,10 @@ export async function runConverge(
   const cgroup = o.limits ? PodLimits.create(o.limits) : null;
   const batcher = startNode(o.batcherScript ?? 'batcher/dist/main.js', [], env, o.nodeFlags ?? [], cgroup?.prefix());
   const abort = () => (batcher.alive ? null : `batcher exited${oomNote(cgroup)}: ${batcher.tail(5)}`);
+  const t0 = Date.now();
+  const watch = watchShape(op, origin, hbFile, t0);
+  let shape: ShapeFigures | null = null;
   try {
-    const t0 = Date.now();
     let seconds: number | null = null;
     let cpuS: number | null = null;
     let requests = 0;
@@ -156,6 +150,7 @@ export async function runConverge(
       }
     }
     const s = await summary(origin);
+    shape = await watch.stop();
     let steady: { requests: number; cpu: number } | null = null;
     if (seconds !== null && o.steadyCycles > 0) {
       const first = await nextSleep(hbFile, (await hb(hbFile))?.cycle ?? 0, 120_000, batcher);
@@ -186,8 +181,10 @@ export async function runConverge(
       cpuPerSteadyCycleS: steady?.cpu ?? null,
       peakRssMb: rssMb(batcher.pid, 'VmHWM'),
       oomKills: cgroup?.memory()?.oomKills ?? null,
+      shape,
     };
   } finally {
+    if (shape === null) await watch.stop();
     await batcher.stop();
     cgroup?.remove();
     await sim.stop();

@@ -133,9 +133,9 @@ export async function runCycleBench(n: number, o: CycleBenchOptions): Promise<Cy
     ...o.runtimeEnv,
     NODE_OPTIONS: o.nodeOptions,
     LOG_LEVEL: 'WARNING',
-    // The operator is paused (sessions stay pending to hold a steady state), so the operator-aware pacing cap would
-    // hold creation at 40 sessions: this bench measures the batcher's own cost, pacing is measured apart
-    // (scripts/src/pacing-measure.ts).
+    // The operator is paused (sessions stay pending to hold a steady state), so the pending-sessions allowance would
+    // hold creation at its start of 40 sessions: this bench measures the batcher's own cost, pacing is measured apart
+    // (the convergence bench's operator shapes, scripts/src/bench-converge-shapes.ts).
     BATCHER_PENDING_SESSIONS_CAP: '0',
   };
   const script = o.batcherScript ?? 'batcher/dist/main.js';

@@ -171,6 +171,7 @@ export function convergeRows(runs: readonly ConvergeRun[]): Row[] {
         .map((r) => `${fmt(r.startedSeconds, 1)} s ${r.pendingPeak}/${r.deletedWhilePending}/${r.sessions}`)
         .join(', '),
     });
+    rows.push(shapeRow(k, rs));
     rows.push({
       metric: `converge ${k}: steady requests / CPU-s per cycle, peak RSS`,
       value: `${med((r) => r.requestsPerSteadyCycle, 1)} / ${med((r) => r.cpuPerSteadyCycleS, 2)}, ${med((r) => r.peakRssMb, 1)} MB`,
@@ -178,6 +179,24 @@ export function convergeRows(runs: readonly ConvergeRun[]): Row[] {
     });
   }
   return rows;
+}
+
+/** The operator shape's figures, run by run (bench-converge-shapes.ts). */
+function shapeRow(k: string, rs: readonly ConvergeRun[]): Row {
+  const one = (r: ConvergeRun): string => {
+    const f = r.shape;
+    const parts = [`allowance peak ${fmt(f.allowancePeak, 0)}`];
+    if (f.createdWhileStopped !== null)
+      parts.push(
+        `${f.createdWhileStopped} created after the stop, the last ${fmt(f.stoppedAfterS, 1)} s after it; next create ${fmt(f.resumedAfterS, 1)} s after the resume`,
+      );
+    if (f.allowanceAtJump !== null)
+      parts.push(
+        `allowance ${f.allowanceAtJump} at the jump, low ${fmt(f.allowanceLowInJump, 0)}, back ${fmt(f.recoveredAfterS, 1)} s after the drop`,
+      );
+    return parts.join(', ');
+  };
+  return { metric: `converge ${k}: pacing`, value: one(rs[0]!), runs: rs.map(one).join(' | ') };
 }
 
 /** The sidecar's /livez latency and failures over the runs. */

@@ -18,8 +18,9 @@
  * outside the manifest's resources.limits: by default the cycle, explain, convergence and cpu-limit-100k benches
  * run it in a cgroup with the container's CPU quota and memory limit, which needs root; pod-limits.ts).
  * --only converge (not in the default run: the full matrix takes tens of minutes): time and batcher CPU from start
- * until every component is in a session (bench-converge.ts) at 10k, 50k and 100k (or --sizes), against a prompt
- * and a slow operator (--operators prompt,slow), shipped pacing and none (--pacing on,off); --runs applies.
+ * until every component is in a session (bench-converge.ts) at 10k, 50k and 100k (or --sizes), against the operator
+ * shapes of bench-converge-shapes.ts (--operators prompt,slow by default; stop and jump too), shipped pacing and none
+ * (--pacing on,off); --runs applies.
  */
 import { BENCH_CLI, BenchUsageError, parseBenchArgs } from './bench-args';
 import { cliUsage } from '@cfs-batcher/shared/cli';

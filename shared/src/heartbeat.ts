@@ -55,6 +55,10 @@ export type CreatingState = (typeof CREATING_STATES)[number];
 const epochMs = z.number().int().nonnegative();
 
 /** The heartbeat's schema: the one definition of the file's shape, for the writer's type and the reader's check. */
+/** Why the pending-sessions allowance has its value (batcher/src/rules/allowance.ts). */
+export const ALLOWANCE_WHY = ['start', 'grown', 'ceiling', 'holding', 'halved', 'floor'] as const;
+export type AllowanceWhy = (typeof ALLOWANCE_WHY)[number];
+
 export const heartbeatSchema = z.object({
   format: z.literal(HEARTBEAT_FORMAT),
   instance_id: z.string().min(1),
@@ -129,12 +133,27 @@ export const heartbeatSchema = z.object({
       cfs_trouble_since_ms: epochMs.nullable(),
     })
     .optional(),
-  /** Operator-aware pacing: batcher sessions still pending in CFS, and the caps in force. */
+  /**
+   * Operator-aware pacing: batcher sessions still pending in CFS, the allowance in force (`pending_cap`, 0 = off) and
+   * the creates-per-minute guard; `allowance` says why the allowance has its value (optional: older writers omit it).
+   */
   pacing: z
     .object({
       pending_sessions: z.number().int().nonnegative(),
       pending_cap: z.number().int().nonnegative(),
       creates_per_minute_cap: z.number().int().nonnegative(),
+      allowance: z
+        .object({
+          why: z.enum(ALLOWANCE_WHY),
+          reason: z.string(),
+          ceiling: z.number().int().nonnegative(),
+          /** How long the last session seen starting waited in pending. */
+          last_start_s: z.number().nonnegative().nullable(),
+          /** How long the oldest of the batcher's sessions still pending has waited. */
+          oldest_pending_s: z.number().nonnegative().nullable(),
+        })
+        .nullable()
+        .optional(),
     })
     .optional(),
   /** The last time any CFS call got an answer (good or bad, timeouts included): a phase getting answers is not stuck. */

@@ -98,7 +98,7 @@ export class SidecarMetrics {
     });
     this.pendingCap = new Gauge({
       name: 'cfs_batcher_health_pending_sessions_cap',
-      help: 'Cap on batcher sessions pending in CFS (pacing.pending_cap)',
+      help: 'Batcher sessions allowed pending in CFS now, the allowance (pacing.pending_cap)',
       registers,
     });
     this.createsCap = new Gauge({

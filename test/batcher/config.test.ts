@@ -12,7 +12,7 @@ it('an empty environment gives the documented defaults', () => {
     optionsRefreshMs: 10_000,
     sendSliceMs: 30_000,
     patchBudgetMs: 10_000,
-    pendingSessionsCap: 40,
+    pendingSessionsCap: 1000,
     createsPerMinuteCap: 6000,
     pacingPollMs: 100,
     pacingStallMs: 5000,

@@ -29,7 +29,7 @@ drive('waiting_for_batch', null, 'batch window open: members so far, batch size,
   return a;
 });
 
-drive('held', 'pacing', 'pending-sessions cap reached: the pending count and the cap', async () => {
+drive('held', 'pacing', 'pending-sessions allowance reached: the pending count, the allowance and why', async () => {
   h = await startHarness({
     deps: { tuning: { pendingSessionsCap: 1 } },
     seed: (sim) => {
@@ -43,9 +43,11 @@ drive('held', 'pacing', 'pending-sessions cap reached: the pending count and the
   const waiting = ids('x', 4).find((id) => h.batcher.state.book.ownerOf(id)?.sessionName === null)!;
   const a = await askMemory(waiting);
   expect(a.body.reason).toMatch(
-    /^Held: 1 batcher sessions pending in CFS \(cap 1\): the batcher waits for the operator/,
+    /^Held: 1 batcher sessions pending in CFS reach the allowance of 1 \(its ceiling, BATCHER_PENDING_SESSIONS_CAP\): the batcher waits for the operator/,
   );
-  expect(a.body.hold).toMatchObject({ pacing: { limit: 'pending_cap', pending_sessions: 1, pending_cap: 1 } });
+  expect(a.body.hold).toMatchObject({
+    pacing: { limit: 'pending_cap', pending_sessions: 1, pending_cap: 1, pending_ceiling: 1, allowance_why: 'start' },
+  });
   return a;
 });
 

@@ -158,7 +158,7 @@ it('the production clock is monotonic: a wall-clock jump moves wall() only', () 
   expect(clock.now()).toBeGreaterThanOrEqual(before);
 });
 
-it('pacing: no create while the pending-sessions cap is reached; reported in the heartbeat and metrics; nothing lost', async () => {
+it('pacing: no create while the pending-sessions allowance (here its ceiling) is reached; reported in the heartbeat and metrics; nothing lost', async () => {
   h = await startHarness({
     seed: (sim) => {
       putConfig(sim);
@@ -173,14 +173,17 @@ it('pacing: no create while the pending-sessions cap is reached; reported in the
     creating: { state: 'paced' },
     pacing: { pending_sessions: 3, pending_cap: 3, creates_per_minute_cap: 0 },
   });
-  expect(hb().creating!.reason).toBe('3 batcher sessions pending in CFS (cap 3)');
-  expect(logs.has('Pacing session creation: 3 batcher sessions pending in CFS (cap 3)', 'INFO')).toBe(true);
+  const why = '3 batcher sessions pending in CFS reach the allowance of 3 (its ceiling, BATCHER_PENDING_SESSIONS_CAP)';
+  expect(hb().creating!.reason).toBe(why);
+  expect(hb().pacing!.allowance).toMatchObject({ why: 'start', ceiling: 3 });
+  expect(logs.has(`Pacing session creation: ${why}`, 'INFO')).toBe(true);
   h.clock.advance(10_000);
   await h.batcher.runCycle();
   expect(sessions(h.sim)).toHaveLength(3); // CFS still lists them pending
   const metrics = await h.batcher.metrics.registry.metrics();
   expect(metrics).toContain('cfs_batcher_pending_sessions 3');
   expect(metrics).toContain('cfs_batcher_pacing_limited 1');
+  expect(metrics).toContain('cfs_batcher_pacing_allowance 3');
   h.sim.operator.step(); // the operator starts them: pending -> running
   h.clock.advance(10_000);
   await h.batcher.runCycle();

@@ -13,7 +13,18 @@ const creating = {
   last_attempt_ms: T0,
   cfs_trouble_since_ms: null,
 } as const;
-const pacing = { pending_sessions: 3, pending_cap: 20, creates_per_minute_cap: 30 };
+const pacing = {
+  pending_sessions: 3,
+  pending_cap: 20,
+  creates_per_minute_cap: 30,
+  allowance: {
+    why: 'halved',
+    reason: 'halved: a session has waited 152 s in pending, half of batcher_pending_timeout 300 s',
+    ceiling: 1000,
+    last_start_s: 1.5,
+    oldest_pending_s: 152,
+  },
+} as const;
 
 /** Through the file's text, as the sidecar reads it. */
 function read(hb: unknown): ReturnType<typeof parseHeartbeat> {
@@ -64,6 +75,11 @@ test("a runaway reason is cut where it is quoted, the heartbeat's copy untouched
 test.each([
   ['an unknown creating state', { creating: { ...creating, state: 'napping' } }, /creating\.state/],
   ['a negative pending count', { pacing: { ...pacing, pending_sessions: -1 } }, /pacing\.pending_sessions/],
+  [
+    'an allowance reason the batcher does not give',
+    { pacing: { ...pacing, allowance: { ...pacing.allowance, why: 'guessed' } } },
+    /pacing\.allowance\.why/,
+  ],
   ['a progress time as text', { progress: { last_cfs_answer_ms: 'now' } }, /progress\.last_cfs_answer_ms/],
   ['a fractional unwritten count', { completions_unwritten: 1.5 }, /completions_unwritten/],
 ])('%s makes the heartbeat invalid, naming the field', (_what, over, field) => {

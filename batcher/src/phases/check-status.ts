@@ -15,6 +15,7 @@ import { recordCompletions } from '../rules/backoff';
 import { batchState, type Batch } from '../rules/batch';
 import { SESSION_PREFIX, sessionOutcome } from '../rules/session-status';
 import { readComponents, reportInvalid } from './common';
+import { noteNothingPending, notePendingList } from './pacing-observe';
 import { completionPatches, retryCompletions, writeCompletions } from './completion-writes';
 
 /** Extra minutes on the complete-sessions max_age window (clock skew between us and CFS). */
@@ -60,7 +61,7 @@ async function followAll(run: CheckRun): Promise<void> {
   const { completions } = ctx.state;
   const active = ctx.state.book.all().filter((b) => batchState(b) === 'active' && !completions.has(b.id));
   if (active.length === 0) {
-    ctx.state.pacing.pendingSessions = 0;
+    noteNothingPending(ctx);
     return;
   }
   const sessions = new Map<string, CfsSession>();
@@ -73,8 +74,8 @@ async function followAll(run: CheckRun): Promise<void> {
     }
   };
   await list({ name_contains: SESSION_PREFIX, status: 'pending' });
-  // What the operator has not started yet (pacing, rules/pacing.ts): every batcher session, ours or a predecessor's.
-  ctx.state.pacing.pendingSessions = sessions.size;
+  // What the operator has not started yet (pacing): every batcher session, ours or a predecessor's.
+  notePendingList(ctx, new Set([...sessions.keys(), ...unreadable]));
   await list({ name_contains: SESSION_PREFIX, status: 'running' });
   const unseen = active.filter((b) => !sessions.has(b.sessionName!) && !unreadable.has(b.sessionName!));
   if (unseen.length > 0) {
@@ -138,6 +139,7 @@ async function followSessions(run: CheckRun, active: readonly Batch[], listed: L
       ctx.clock.now() - (b.sessionStart ?? 0) > ctx.state.options.batcher_pending_timeout * 1000
     ) {
       logBatch.warn(`Session ${name} is stuck in pending and will be deleted.`);
+      ctx.state.pacing.awaiting.delete(name); // not a start: the allowance is already at its floor
       try {
         await ctx.client.deleteSession(name, { signal });
       } catch (err) {

@@ -15,6 +15,7 @@ import {
   type Hold,
 } from './explain-answer';
 import { clockAt, isoAt, layerNamesOf, layersText, plural, whenAt } from './explain-text';
+import { allowanceReason, pendingAllowed } from './pacing';
 
 function batchDetails(b: Batch, s: ExplainSource, c: ExplainClock): Record<string, unknown> {
   return {
@@ -94,7 +95,10 @@ function readyHold(s: ExplainSource, b: Batch, c: ExplainClock, global: Hold | n
       pacing: {
         limit: paced.why,
         pending_sessions: s.pacing.pendingSessions,
-        pending_cap: s.pacingCaps.pendingSessionsCap,
+        pending_cap: s.pacingCaps.pendingSessionsCap > 0 ? pendingAllowed(s.pacing, s.pacingCaps) : 0,
+        allowance_why: s.pacing.allowance.why,
+        allowance_reason: allowanceReason(s.pacing, s.pacingCaps),
+        pending_ceiling: s.pacingCaps.pendingSessionsCap,
         creates_per_minute_cap: s.pacingCaps.createsPerMinuteCap,
       },
     };

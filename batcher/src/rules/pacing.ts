@@ -1,21 +1,28 @@
 /**
  * Operator-aware pacing (no I/O): CFS sessions created faster than the cfs-operator can start them sit in pending
  * (a CSM known issue whose fix is a manual Kafka purge) until the pending timeout deletes them. So a create waits
- * while too many batcher sessions are still pending in CFS; otherwise creates go as fast as CFS takes them. The
- * send phase waits for the operator while it keeps starting sessions (phases/send/pacing-wait.ts), so the pace is the
- * operator's. The creates-per-minute cap is a guard against a runaway, far above what an operator starts.
+ * while as many batcher sessions are pending in CFS as the allowance (rules/allowance.ts), which follows how
+ * promptly the operator starts them; otherwise creates go as fast as CFS takes them. The send phase waits for the
+ * operator while it keeps starting sessions (phases/send/pacing-wait.ts), so the pace is the operator's. The
+ * creates-per-minute cap is a guard against a runaway, far above what an operator starts.
  */
+import { allowed, initialAllowance, type Allowance } from './allowance';
+
 export const RATE_WINDOW_MS = 60_000;
 
 export interface PacingCaps {
-  /** 0 = no cap. */
+  /** The allowance's ceiling; 0 = no pacing on pending sessions at all. */
   pendingSessionsCap: number;
   createsPerMinuteCap: number;
 }
 
 export interface PacingState {
-  /** Batcher sessions pending in CFS: from check_status's pending list, plus the ones created since. */
+  /** Batcher sessions pending in CFS: from the last pending list, plus the ones created since. */
   pendingSessions: number;
+  /** Sessions that may be pending at once now, and why. */
+  allowance: Allowance;
+  /** Our sessions not yet seen leaving pending: name -> create time (monotonic). */
+  awaiting: Map<string, number>;
   /** Monotonic times of the creates within the last RATE_WINDOW_MS, oldest first. */
   recentCreates: number[];
   /** Why the last send phase was held, or null when it was not. */
@@ -30,7 +37,26 @@ export interface PacingLimit {
 }
 
 export function initialPacing(): PacingState {
-  return { pendingSessions: 0, recentCreates: [], limited: null };
+  return {
+    pendingSessions: 0,
+    allowance: initialAllowance(),
+    awaiting: new Map(),
+    recentCreates: [],
+    limited: null,
+  };
+}
+
+/** The pending sessions allowed now; Infinity when pacing on pending sessions is off. */
+export function pendingAllowed(s: PacingState, caps: PacingCaps): number {
+  return caps.pendingSessionsCap > 0 ? Math.min(allowed(s.allowance), caps.pendingSessionsCap) : Infinity;
+}
+
+/** Why the allowance in force has its value: the ceiling when that binds, else the allowance's own reason. */
+export function allowanceReason(s: PacingState, caps: PacingCaps): string {
+  if (caps.pendingSessionsCap <= 0) return 'pacing off (BATCHER_PENDING_SESSIONS_CAP=0)';
+  if (caps.pendingSessionsCap <= allowed(s.allowance) && s.allowance.why !== 'ceiling')
+    return 'its ceiling, BATCHER_PENDING_SESSIONS_CAP';
+  return s.allowance.reason;
 }
 
 function forget(s: PacingState, now: number): void {
@@ -40,10 +66,11 @@ function forget(s: PacingState, now: number): void {
 /** Null when a create may go now; else why not and until when. */
 export function pacingGate(s: PacingState, caps: PacingCaps, now: number): PacingLimit | null {
   forget(s, now);
-  if (caps.pendingSessionsCap > 0 && s.pendingSessions >= caps.pendingSessionsCap) {
+  const limit = pendingAllowed(s, caps);
+  if (s.pendingSessions >= limit) {
     return {
       why: 'pending_cap',
-      reason: `${s.pendingSessions} batcher sessions pending in CFS (cap ${caps.pendingSessionsCap})`,
+      reason: `${s.pendingSessions} batcher sessions pending in CFS reach the allowance of ${limit} (${allowanceReason(s, caps)})`,
       until: null,
     };
   }
@@ -61,7 +88,7 @@ export function pacingGate(s: PacingState, caps: PacingCaps, now: number): Pacin
 export function createRoom(s: PacingState, caps: PacingCaps, now: number): number {
   forget(s, now);
   let room = Infinity;
-  if (caps.pendingSessionsCap > 0) room = Math.min(room, caps.pendingSessionsCap - s.pendingSessions);
+  room = Math.min(room, pendingAllowed(s, caps) - s.pendingSessions);
   if (caps.createsPerMinuteCap > 0) room = Math.min(room, caps.createsPerMinuteCap - s.recentCreates.length);
   return Math.max(0, room);
 }
@@ -90,8 +117,12 @@ export function waitForOperator(
   return w.sinceProgressMs < p.pacingStallMs && w.pollsWithoutProgress < stallPolls;
 }
 
-/** A session was created (or adopted): it counts as pending until check_status sees otherwise. */
-export function noteCreate(s: PacingState, now: number): void {
+/**
+ * A session was created (or adopted): it counts as pending until a pending list shows otherwise, and the time it
+ * leaves pending is how promptly the operator started it (`name`: watched for that).
+ */
+export function noteCreate(s: PacingState, now: number, name?: string): void {
   s.pendingSessions += 1;
   s.recentCreates.push(now);
+  if (name !== undefined) s.awaiting.set(name, now);
 }

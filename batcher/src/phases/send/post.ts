@@ -172,7 +172,7 @@ export function adopted(
   const { state } = ctx;
   const now = ctx.clock.now();
   state.book.adopt(b, name, now, actual, snapshots);
-  noteCreate(state.pacing, now); // pending in CFS until check_status sees otherwise; counts toward the rate cap
+  noteCreate(state.pacing, now, name); // pending in CFS until check_status sees otherwise; counts toward the rate cap
   state.sessionsCreatedTotal += 1;
   state.cycleCreated += 1;
   state.lastSessionCreatedMs = msStamp(now);
