@@ -10,6 +10,7 @@ import { backoffUntil, isBackingOff } from './rules/backoff';
 import type { BookTally } from './rules/batch-registry';
 import { uncertainCreating } from './rules/create-intents';
 import { troubleSince } from './rules/creating';
+import { foreignSummary, yieldText } from './rules/foreign';
 import { msStamp, type BatcherState } from './state';
 
 /** Batches holding their members in a session, or under a create whose outcome is unknown. */
@@ -87,6 +88,13 @@ export function creatingView(s: BatcherState, now: number, tally: BookTally = s.
       nextAttemptAt: backoffUntil(s.backoff, now),
     };
   }
+  const down = s.foreign.standingDown;
+  if (down !== null)
+    return {
+      state: 'standing_down',
+      reason: `another batcher is creating sessions (${foreignSummary(s.foreign)}): ${yieldText(down.why)}`,
+      nextAttemptAt: null,
+    };
   const t = s.creating.trouble.create ?? (s.completions.size > 0 ? s.creating.trouble.patch : null);
   if (t !== null)
     return { state: t.state, reason: `${t.what} (${t.count} time${t.count === 1 ? '' : 's'})`, nextAttemptAt: next };
