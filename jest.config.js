@@ -24,6 +24,7 @@ const UNIT = [
   'batcher/rules-batching',
   'batcher/rules-cfs-errors',
   'batcher/rules-completion',
+  'batcher/rules-foreign',
   'batcher/rules-component',
   'batcher/rules-options',
   'batcher/rules-rebuild',

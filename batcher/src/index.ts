@@ -33,3 +33,4 @@ export * from './rules/session-status';
 export * from './rules/cfs-errors';
 export * from './cli';
 export * from './cfs-base-check';
+export * from './rules/foreign';

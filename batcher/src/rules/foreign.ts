@@ -28,7 +28,7 @@ export const NAMED_SESSIONS = 3;
 const INSTANCE_ID = /^batcher-([0-9a-f]{8}-[0-9a-f]{4})-/;
 
 /** `<start second, 8 hex>-<4 random hex>`: ordered by process age, so two copies agree on the elder. */
-export function newInstanceId(startWallMs: number, random: () => string = randomUUID): string {
+export function batcherInstanceId(startWallMs: number, random: () => string = randomUUID): string {
   const seconds = Math.floor(startWallMs / 1000) % 2 ** 32;
   return `${seconds.toString(16).padStart(8, '0')}-${random().slice(9, 13)}`;
 }
@@ -105,7 +105,7 @@ export interface ForeignState {
 
 export function initialForeign(startWallMs: number): ForeignState {
   return {
-    instanceId: newInstanceId(startWallMs),
+    instanceId: batcherInstanceId(startWallMs),
     startWallMs,
     prior: new Set(),
     active: new Map(),
@@ -191,6 +191,8 @@ function decide(st: ForeignState, fresh: readonly string[], i: ForeignInput): Fo
     st.persists = false;
     return was ? 'resumed' : null;
   }
+  // Standing down lasts until the quiet window has passed with nothing new, whatever ends meanwhile.
+  if (st.standingDown !== null) return null;
   if (st.winningSince !== null && fresh.length > 0 && i.now - st.winningSince > i.graceMs) st.persists = true;
   const elder = [...st.active.values()].some((f) => {
     const id = instanceIdOf(f.name);
@@ -198,16 +200,12 @@ function decide(st: ForeignState, fresh: readonly string[], i: ForeignInput): Fo
   });
   const why: YieldWhy | null = st.persists ? 'persists' : elder ? 'elder' : null;
   if (why === null) {
+    const first = st.winningSince === null;
     st.winningSince ??= i.now;
-    if (st.standingDown !== null) {
-      st.standingDown = null;
-      return 'resumed';
-    }
-    return fresh.length > 0 ? 'seen' : null;
+    return first ? 'seen' : null;
   }
-  const was = st.standingDown;
-  st.standingDown = { why, since: was?.since ?? i.now };
-  return was === null ? 'stood_down' : null;
+  st.standingDown = { why, since: i.now };
+  return 'stood_down';
 }
 
 /** One line naming a few foreign sessions (the WARNING, /status, explain). */
