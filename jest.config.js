@@ -56,6 +56,7 @@ const E2E = [
   'e2e/bad-start-cli',
   'e2e/bad-start-failures',
   'e2e/bad-start-settings',
+  'e2e/foreign-batcher',
   'batcher/process',
   'deploy/images-dockerfile-helpers',
   'deploy/images-dockerfiles',
