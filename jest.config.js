@@ -57,6 +57,7 @@ const E2E = [
   'e2e/bad-start-failures',
   'e2e/bad-start-settings',
   'e2e/foreign-batcher',
+  'e2e/node-version',
   'batcher/process',
   'deploy/images-dockerfile-helpers',
   'deploy/images-dockerfiles',

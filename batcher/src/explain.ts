@@ -6,6 +6,7 @@
  * Exit codes: 0 the batcher or CFS knows the component, 1 CFS has no such component, 2 usage error (bad arguments
  * or an id that cannot be one), 3 no answer (the batcher is unreachable, busy, or could not ask CFS).
  */
+import '@cfs-batcher/shared/node-check';
 import http from 'node:http';
 import https from 'node:https';
 import { idRejection } from './explain-id';

@@ -20,6 +20,7 @@
  * until every component is in a session (bench-converge.ts) at 10k, 50k and 100k (or --sizes), against a prompt
  * and a slow operator (--operators prompt,slow), shipped pacing and none (--pacing on,off); --runs applies.
  */
+import '@cfs-batcher/shared/node-check';
 import { parseBenchArgs } from './bench-args';
 import { runConvergeMatrix, type ConvergeRun } from './bench-converge';
 import { runCycleBench, type CycleRun } from './bench-cycle';

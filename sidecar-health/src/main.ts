@@ -2,6 +2,7 @@
  * Entry point. `node main.js` serves the probes; `node main.js check [live|startup] [--standalone]` prints one
  * verdict and exits 0 (healthy) or 1; `--help` prints the usage (cli.ts).
  */
+import '@cfs-batcher/shared/node-check';
 import { telemetry } from './tracing-preload';
 import { exitAfterLogs, getLogger, runMain, setLogLevel, withListenSetting } from '@cfs-batcher/shared';
 import { runCheck, type CheckKind } from './check';
