@@ -19,7 +19,13 @@ import { defaultResource, resourceFromAttributes } from '@opentelemetry/resource
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import { getLogger } from './logger';
-import { isUntracedPath, telemetryDisabled, type Telemetry, type TelemetryOptions } from './telemetry';
+import {
+  isUntracedPath,
+  telemetryDisabled,
+  tracesDestination,
+  type Telemetry,
+  type TelemetryOptions,
+} from './telemetry';
 
 export type { Telemetry, TelemetryOptions } from './telemetry';
 
@@ -147,7 +153,7 @@ function startSdk(opts: TelemetryOptions): Telemetry {
   sdk.start();
   const bound = opts.shutdownTimeoutMs ?? SHUTDOWN_TIMEOUT_MS;
   let stopping: Promise<void> | undefined;
-  log.info(`Tracing started (service ${opts.serviceName}; exporter settings from OTEL_* by @opentelemetry/sdk-node)`);
+  log.info(`Tracing on: service ${opts.serviceName}, traces go to ${tracesDestination()}`);
   return {
     enabled: true,
     shutdown: () => {
