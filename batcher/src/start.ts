@@ -14,6 +14,7 @@ import {
   errorMessage,
   exitAfterLogs,
   exitOnStartFailure,
+  logTracingStatus,
   setLogLevel,
   withListenSetting,
   withSpan,
@@ -40,7 +41,7 @@ const STOP_DEADLINE_MS = 8000;
 export interface StartOptions {
   env?: NodeJS.ProcessEnv;
   /** From the tracing preload, flushed (bounded) on the way out. */
-  telemetry?: { shutdown(): Promise<void> };
+  telemetry?: { shutdown(): Promise<void>; status?: string };
   /** Wraps the production phases; used only by the e2e fault fixture (scripts/src/fixtures). */
   wrapPhases?: (phases: PhaseSteps) => PhaseSteps;
   /** Variables the caller reads itself (the fixture's), not refused as unknown. */
@@ -68,6 +69,7 @@ async function main(opts: StartOptions): Promise<void> {
   }
   const config = loadConfig(opts.env ?? process.env, opts.knownSettings);
   setLogLevel(config.startingLogLevel);
+  logTracingStatus(opts.telemetry);
   const metrics = createMetrics({ version: BATCHER_VERSION });
   // Monotonic for every timer; wall time only for what is reported (clock.ts).
   const clock = monotonicClock();

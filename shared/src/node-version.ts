@@ -32,7 +32,13 @@ export function nodeVersionProblem(found: string, needed: string = NODE_VERSION_
 export function refuseUnsupportedNode(program: string, found: string = process.versions.node): void {
   const problem = nodeVersionProblem(found);
   if (problem === null) return;
-  const line = { level: 'ERROR', logger: program, message: problem, pid: process.pid, timestamp: new Date().toISOString() };
+  const line = {
+    level: 'ERROR',
+    logger: program,
+    message: problem,
+    pid: process.pid,
+    timestamp: new Date().toISOString(),
+  };
   // Synchronous on Linux for a file, a pipe and a terminal: the line is out before the exit.
   process.stdout.write(`${JSON.stringify(line)}\n`);
   // eslint-disable-next-line no-restricted-properties -- nothing else may load on this Node, winston included

@@ -47,6 +47,8 @@ export interface TelemetryOptions {
 export interface Telemetry {
   /** False when OTEL_SDK_DISABLED=true (then every span is a no-op). */
   readonly enabled: boolean;
+  /** Where traces go, or why they are off: the program's one start-up INFO line (`logTracingStatus`). */
+  readonly status?: string;
   /** Flush pending spans and stop the SDK; resolves within the shutdown bound, never rejects. */
   shutdown(): Promise<void>;
 }
@@ -99,13 +101,20 @@ export function tracesDestination(env: Env = process.env): string {
  */
 export function startTracing(opts: TelemetryOptions): Telemetry {
   if (!opts.spanProcessors && !tracingEnabled()) {
-    log.info(`Tracing off: ${tracingOffReason()}`);
-    return { enabled: false, shutdown: () => Promise.resolve() };
+    return { enabled: false, status: `Tracing off: ${tracingOffReason()}`, shutdown: () => Promise.resolve() };
   }
   // synchronous on purpose: the SDK must have hooked require before main.ts goes on to load http and express
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy load: with tracing off the SDK never loads
   const sdk = require('./tracing') as typeof import('./tracing');
   return sdk.startTelemetry(opts);
+}
+
+/**
+ * The start-up INFO line saying where traces go or why they are off. Logged by the program once it really starts
+ * (after `--help` and its settings), not by the preload, which runs before anything else.
+ */
+export function logTracingStatus(t: { status?: string } | null | undefined): void {
+  if (t?.status) log.info(t.status);
 }
 
 /** True for requests the HTTP instrumentation must not trace (query string ignored). */

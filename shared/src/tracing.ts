@@ -101,22 +101,22 @@ export function startTelemetry(opts: TelemetryOptions): Telemetry {
     return active;
   }
   if (telemetryDisabled()) {
-    log.info('Tracing disabled (OTEL_SDK_DISABLED=true)');
-    active = inactive();
+    active = inactive('Tracing off: OTEL_SDK_DISABLED=true');
     return active;
   }
   try {
     active = startSdk(opts);
   } catch (err) {
     log.error(`Tracing could not start, continuing without it: ${err instanceof Error ? err.message : String(err)}`);
-    active = inactive();
+    active = inactive('Tracing off: it could not start (the ERROR line above says why)');
   }
   return active;
 }
 
-function inactive(): Telemetry {
+function inactive(status: string): Telemetry {
   return {
     enabled: false,
+    status,
     shutdown: () => {
       active = undefined;
       return Promise.resolve();
@@ -153,9 +153,9 @@ function startSdk(opts: TelemetryOptions): Telemetry {
   sdk.start();
   const bound = opts.shutdownTimeoutMs ?? SHUTDOWN_TIMEOUT_MS;
   let stopping: Promise<void> | undefined;
-  log.info(`Tracing on: service ${opts.serviceName}, traces go to ${tracesDestination()}`);
   return {
     enabled: true,
+    status: `Tracing on: service ${opts.serviceName}, traces go to ${tracesDestination()}`,
     shutdown: () => {
       stopping ??= boundedShutdown(() => sdk.shutdown(), bound).finally(() => {
         active = undefined;

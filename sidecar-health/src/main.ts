@@ -4,7 +4,14 @@
  */
 import '@cfs-batcher/shared/node-check';
 import { telemetry } from './tracing-preload';
-import { exitAfterLogs, getLogger, runMain, setLogLevel, withListenSetting } from '@cfs-batcher/shared';
+import {
+  exitAfterLogs,
+  getLogger,
+  logTracingStatus,
+  runMain,
+  setLogLevel,
+  withListenSetting,
+} from '@cfs-batcher/shared';
 import { runCheck, type CheckKind } from './check';
 import { parseSidecarArgs, sidecarUsage } from './cli';
 import { configFromEnv } from './config';
@@ -15,6 +22,7 @@ const log = getLogger('sidecar.health');
 async function serve(): Promise<void> {
   const config = configFromEnv(process.env);
   setLogLevel(config.logLevel);
+  logTracingStatus(telemetry);
   const sidecar = createSidecar(config);
   await withListenSetting(sidecar.start(), 'HEALTH_PORT');
   let stopping = false;

@@ -130,13 +130,19 @@ describe('the start-up line', () => {
       { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9/' },
       'Tracing on: service x, traces go to http://127.0.0.1:9/v1/traces',
     ],
-  ])('%s: one INFO line says where traces go or that they are off', async (_, env: Record<string, string>, text) => {
-    const { logs } = await runNode(`shared.setLogLevel('INFO'); shared.startTracing({ serviceName: 'x' });`, env);
-    const lines = logs.filter((l) => l.logger === 'telemetry');
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ level: 'INFO' });
-    expect(lines[0]!.message).toContain(text);
-  });
+  ])(
+    '%s: one INFO line, once the program starts, says where traces go or that they are off',
+    async (_, env: Record<string, string>, text) => {
+      const { logs } = await runNode(
+        `shared.setLogLevel('INFO'); shared.logTracingStatus(shared.startTracing({ serviceName: 'x' }));`,
+        env,
+      );
+      const lines = logs.filter((l) => l.logger === 'telemetry');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatchObject({ level: 'INFO' });
+      expect(lines[0]!.message).toContain(text);
+    },
+  );
 });
 
 describe('what reaches the collector', () => {
