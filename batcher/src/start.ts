@@ -36,7 +36,7 @@ import { SPAN } from './spans';
 import { BATCHER_VERSION } from './version';
 
 /** Longest a stop may take before the process gives up waiting (k8s grace is 30 s by default). */
-const STOP_DEADLINE_MS = 8000;
+export const STOP_DEADLINE_MS = 8000;
 
 export interface StartOptions {
   env?: NodeJS.ProcessEnv;

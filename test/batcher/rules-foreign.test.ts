@@ -1,5 +1,5 @@
 /**
- * Another batcher against the same CFS (rules/foreign.ts, pure): what is foreign, what a restart is, and how two
+ * Another batcher against the same CFS (batcher/src/rules/foreign.ts, pure): what is foreign, what a restart is, and how two
  * copies of this batcher and the original settle on one creator from the sessions each sees.
  */
 import {
