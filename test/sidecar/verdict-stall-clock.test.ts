@@ -149,6 +149,7 @@ describe('the stall clock restarts only on progress (CSM options: interval 10 s,
               reason: 'another batcher is creating sessions (batcher-0f3c...)',
               next_attempt_ms: null,
               last_attempt_ms: null,
+              cfs_trouble_since_ms: null,
             },
           }
         : {}),
