@@ -64,9 +64,12 @@ export function quietWindowMs(o: { batch_window: number; batcher_check_interval:
   return 2 * (o.batch_window + o.batcher_check_interval) * 1000;
 }
 
+/** Room for one long cycle of the other copy (collect and send at a large site) before its next look at CFS. */
+const LONG_CYCLE_MS = 30_000;
+
 /** A copy of this batcher stands down within its next cycle after seeing ours: beyond that it never will. */
 export function yieldGraceMs(o: { batcher_check_interval: number }): number {
-  return 3 * o.batcher_check_interval * 1000 + CLOCK_SKEW_MS;
+  return 3 * o.batcher_check_interval * 1000 + LONG_CYCLE_MS;
 }
 
 export interface ForeignSession {
