@@ -5,6 +5,7 @@
  *
  * Options and exit codes: EXPLAIN_CLI below (also the --help text).
  */
+import '@cfs-batcher/shared/node-check';
 import http from 'node:http';
 import https from 'node:https';
 // the command's own entry (node:util only): the shared barrel would load the whole client for one GET

@@ -33,3 +33,4 @@ export * from './rules/rebuild-plan';
 export * from './rules/session-status';
 export * from './rules/cfs-errors';
 export * from './cli';
+export * from './rules/foreign';

@@ -8,7 +8,6 @@
  * (`runCycle()`) against the simulator without waiting real intervals; `run(signal)` is the production loop. It
  * builds the heartbeat writer over the state and owns the one wire that turns CFS answers into progress.
  */
-import { randomUUID } from 'node:crypto';
 import { Turns, errorMessage, isCfsError, withSpan, type Phase } from '@cfs-batcher/shared';
 import type { Batcher, BatcherDeps, CycleResult } from './batcher-types';
 import { trackAttempts } from './cfs-port';
@@ -23,7 +22,7 @@ import { noteDisableToggle, optionsChange } from './options-watch';
 import { isBackingOff } from './rules/backoff';
 import { noteCfsAnswer } from './rules/creating';
 import { noteCallState } from './rules/retrying-calls';
-import { SESSION_PREFIX } from './rules/session-status';
+import { sessionNameFor } from './rules/foreign';
 import { ATTR, SPAN } from './spans';
 import { msStamp, newState, noteCfsError, type BatcherState } from './state';
 import { gaugeValues, setGauges, stateHeartbeat } from './state-view';
@@ -61,7 +60,8 @@ export function createBatcher(deps: BatcherDeps): Batcher {
   const tuning: Tuning = { ...DEFAULT_TUNING, ...deps.tuning };
   const metrics = deps.metrics ?? createMetrics({ defaultMetrics: false });
   const state =
-    deps.state ?? newState(tuning, deps.intents ?? new CreateIntentStore(intentsPathFor(deps.heartbeatPath)));
+    deps.state ??
+    newState(tuning, deps.intents ?? new CreateIntentStore(intentsPathFor(deps.heartbeatPath)), wallNow(clock));
   const heartbeat = stateHeartbeat(deps.heartbeatPath, clock, state, metrics);
   const phases = deps.phases ?? PHASE_STEPS;
   // The one progress wire: a CFS answer means the loop is getting somewhere (the heartbeat's `progress`, and a
@@ -93,7 +93,7 @@ export function createBatcher(deps: BatcherDeps): Batcher {
     tuning,
     clock,
     sleep,
-    newSessionName: deps.newSessionName ?? (() => `${SESSION_PREFIX}${randomUUID()}`),
+    newSessionName: deps.newSessionName ?? (() => sessionNameFor(state.foreign.instanceId)),
     turns: () => new Turns(tuning.turnSliceMs, () => heartbeat.progress()),
   };
 
@@ -219,7 +219,11 @@ export function createBatcher(deps: BatcherDeps): Batcher {
         continue;
       }
       cfsDelay = tuning.cfsWaitInitialMs;
-      const phase: Phase = isBackingOff(state.backoff, clock.now()) ? 'backoff' : 'sleep';
+      const phase: Phase = isBackingOff(state.backoff, clock.now())
+        ? 'backoff'
+        : state.foreign.standingDown !== null
+          ? 'standing_down'
+          : 'sleep';
       await wait(phase, state.options.batcher_check_interval * 1000, signal);
     }
     await heartbeat.stamp('stopping');

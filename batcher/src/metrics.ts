@@ -44,6 +44,9 @@ export interface BatcherMetrics {
   cfsRequests: Counter<'method' | 'route' | 'status'>;
   cfsRequestDuration: Histogram<'method' | 'route'>;
   heartbeatWriteFailures: Counter;
+  foreignSessions: Gauge;
+  standingDown: Gauge;
+  standDowns: Counter;
   /** Feed for CfsClientOptions.onRequest. */
   observeRequest(r: { method: string; route: string; status: string; durationMs: number }): void;
 }
@@ -152,6 +155,21 @@ export function createMetrics(opts: { version?: string; defaultMetrics?: boolean
     heartbeatWriteFailures: new Counter({
       name: 'cfs_batcher_heartbeat_write_failures_total',
       help: 'Failed heartbeat writes',
+      registers,
+    }),
+    foreignSessions: new Gauge({
+      name: 'cfs_batcher_foreign_sessions',
+      help: "Another batcher's batcher- sessions pending or running in CFS (created after this process started)",
+      registers,
+    }),
+    standingDown: new Gauge({
+      name: 'cfs_batcher_standing_down',
+      help: '1 while this batcher creates nothing because another batcher is creating sessions',
+      registers,
+    }),
+    standDowns: new Counter({
+      name: 'cfs_batcher_stand_downs_total',
+      help: 'Times this batcher stood down for another batcher',
       registers,
     }),
     observeRequest(r) {

@@ -16,6 +16,7 @@ import {
   errorMessage,
   exitAfterLogs,
   exitOnStartFailure,
+  logTracingStatus,
   setLogLevel,
   withListenSetting,
   withSpan,
@@ -36,12 +37,12 @@ import { SPAN } from './spans';
 import { BATCHER_VERSION } from './version';
 
 /** Longest a stop may take before the process gives up waiting (k8s grace is 30 s by default). */
-const STOP_DEADLINE_MS = 8000;
+export const STOP_DEADLINE_MS = 8000;
 
 export interface StartOptions {
   env?: NodeJS.ProcessEnv;
   /** From the tracing preload, flushed (bounded) on the way out. */
-  telemetry?: { shutdown(): Promise<void> };
+  telemetry?: { shutdown(): Promise<void>; status?: string };
   /** Wraps the production phases; used only by the e2e fault fixture (scripts/src/fixtures). */
   wrapPhases?: (phases: PhaseSteps) => PhaseSteps;
   /** Variables the caller reads itself (the fixture's), not refused as unknown. */
@@ -69,6 +70,7 @@ async function main(opts: StartOptions): Promise<void> {
   }
   const config = loadConfig(opts.env ?? process.env, opts.knownSettings);
   setLogLevel(config.startingLogLevel);
+  logTracingStatus(opts.telemetry);
   const metrics = createMetrics({ version: BATCHER_VERSION });
   // Monotonic for every timer; wall time only for what is reported (clock.ts).
   const clock = monotonicClock();

@@ -12,6 +12,7 @@ import { uncertainCreating } from './rules/create-intents';
 import { troubleSince } from './rules/creating';
 import { longestRetrying, retryingWhat } from './rules/retrying-calls';
 import { allowanceReason, pendingAllowed } from './rules/pacing';
+import { foreignSummary, yieldText } from './rules/foreign';
 import { msStamp, type BatcherState } from './state';
 
 /** Batches holding their members in a session, or under a create whose outcome is unknown. */
@@ -140,6 +141,13 @@ export function creatingView(s: BatcherState, now: number, tally: BookTally = s.
       nextAttemptAt: backoffUntil(s.backoff, now),
     };
   }
+  const down = s.foreign.standingDown;
+  if (down !== null)
+    return {
+      state: 'standing_down',
+      reason: `another batcher is creating sessions (${foreignSummary(s.foreign)}): ${yieldText(down.why)}`,
+      nextAttemptAt: null,
+    };
   const t = s.creating.trouble.create ?? (s.completions.size > 0 ? s.creating.trouble.patch : null);
   if (t !== null)
     return { state: t.state, reason: `${t.what} (${t.count} time${t.count === 1 ? '' : 's'})`, nextAttemptAt: next };

@@ -12,6 +12,7 @@ import { BatchBook } from './rules/batch-book';
 import { initialCreating, type CreatingTrack } from './rules/creating';
 import type { RetryingCalls } from './rules/retrying-calls';
 import { InternPool } from './rules/intern';
+import { initialForeign, type ForeignState } from './rules/foreign';
 import { DEFAULT_OPTIONS, newOptionsMemory, type BatcherOptions, type OptionsMemory } from './rules/options';
 import { initialPacing, type PacingCaps, type PacingState } from './rules/pacing';
 import type { Batch } from './rules/batch';
@@ -85,12 +86,15 @@ export interface BatcherState {
    * full records from then on (phases/collect-source.ts).
    */
   leanListingRefused: boolean;
+  /** Other batchers' sessions seen in CFS, and whether this one stands down (rules/foreign.ts). */
+  readonly foreign: ForeignState;
 }
 
 /** `intents`: the store (default: memory only, e.g. tests without a volume). */
 export function newState(
   retry?: RetryPolicy & Partial<PacingCaps>,
   intents: CreateIntentStore = new CreateIntentStore(undefined),
+  startWallMs: number = Date.now(),
 ): BatcherState {
   return {
     options: { ...DEFAULT_OPTIONS },
@@ -123,6 +127,7 @@ export function newState(
     pool: new InternPool(),
     intents,
     leanListingRefused: false,
+    foreign: initialForeign(startWallMs),
   };
 }
 

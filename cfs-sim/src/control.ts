@@ -4,10 +4,12 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { z } from 'zod';
 import type { SimDeps } from './deps';
 import { generateInventory } from './generator';
-import { outcome, sessionModeRuleSchema } from './scenario';
+import type { ForeignBatcher } from './foreign-batcher';
+import { foreignBatcherSchema, outcome, sessionModeRuleSchema } from './scenario';
 import { problemBody } from './problem';
 
 export interface ControlDeps extends SimDeps {
+  foreign: ForeignBatcher;
   /** Closes the listening socket for durationMs (connection refused), then reopens on the same port. */
   startOutage: (durationMs: number) => Promise<void>;
 }
@@ -95,6 +97,15 @@ export function controlRouter(deps: ControlDeps): express.Router {
     '/sessions-history',
     (_req, res) => void res.json({ sessions: history.all(), overlaps: history.overlappingSessions() }),
   );
+
+  const foreignView = () => ({ settings: deps.foreign.settings, created: deps.foreign.created });
+  r.get('/foreign-batcher', (_req, res) => void res.json(foreignView()));
+  r.post('/foreign-batcher', (req, res) => {
+    const parsed = foreignBatcherSchema.safeParse(req.body ?? {});
+    if (!parsed.success) return bad(res, issues(parsed.error));
+    deps.foreign.configure(parsed.data);
+    res.json(foreignView());
+  });
 
   r.get('/sessions-summary', (_req, res) => void res.json(history.summary()));
 

@@ -3,6 +3,7 @@
  * Logs JSON (getLogger('cfs-sim')); exits cleanly on SIGTERM/SIGINT. A bad argument, scenario or LOG_LEVEL exits 2
  * and a busy port 1, each with one line (runMain).
  */
+import '@cfs-batcher/shared/node-check';
 import {
   ConfigError,
   cliErrorMessage,

@@ -24,6 +24,14 @@ export const sessionModeRuleSchema = z.strictObject({
   count: z.number().int().min(1).optional(),
 });
 
+/** Shared with the control API: the scripted other batcher's settings (foreign-batcher.ts). */
+export const foreignBatcherSchema = z.strictObject({
+  running: z.boolean().optional(),
+  intervalMs: z.number().int().min(100).optional(),
+  batchSize: z.number().int().min(1).optional(),
+  windowMs: z.number().int().min(0).optional(),
+});
+
 const componentSchema = z.strictObject({
   /** Any string, as the real CFS stores whatever id it is given: commas, whitespace and '' included. */
   id: z.string(),
@@ -92,6 +100,8 @@ export const scenarioSchema = z.strictObject({
     })
     .optional(),
   faults: z.array(faultRuleSchema).optional(),
+  /** A scripted other batcher (foreign-batcher.ts), creating sessions as the original does. */
+  foreignBatcher: foreignBatcherSchema.optional(),
 });
 export type Scenario = z.infer<typeof scenarioSchema>;
 

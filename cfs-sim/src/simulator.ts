@@ -7,6 +7,7 @@ import { createApp } from './app';
 import { markControl } from './bypass';
 import type { ValidationFailure } from './deps';
 import { FaultRegistry } from './faults';
+import { ForeignBatcher } from './foreign-batcher';
 import { generateInventory, type GenerateOptions } from './generator';
 import { SessionHistory } from './history';
 import { SimOperator, type OperatorSettings } from './operator';
@@ -44,6 +45,8 @@ export interface Simulator {
   operator: SimOperator;
   stats: RequestStats;
   history: SessionHistory;
+  /** The scripted other batcher (off unless configured). */
+  foreign: ForeignBatcher;
   /** Spec validator rejections seen so far (empty unless validateWithSpec). */
   validationErrors: ValidationFailure[];
   /** Whether the spec validator is active. */
@@ -89,6 +92,8 @@ export function createSimulator(opts: SimulatorOptions = {}): Simulator {
   const faults = new FaultRegistry(now);
   const stats = new RequestStats();
   const validationErrors: ValidationFailure[] = [];
+  const foreign = new ForeignBatcher(state, operator, now);
+  let foreignAtListen: Scenario['foreignBatcher'];
 
   if (opts.generate) {
     const inv = generateInventory(opts.generate);
@@ -100,6 +105,7 @@ export function createSimulator(opts: SimulatorOptions = {}): Simulator {
   if (opts.scenario !== undefined) {
     const sc = typeof opts.scenario === 'string' ? loadScenarioFile(opts.scenario) : parseScenario(opts.scenario);
     applyScenario(sc, state, operator, faults);
+    foreignAtListen = sc.foreignBatcher;
     // An explicit option (CLI flag) wins over the scenario file.
     transport = opts.transport ?? sc.server?.transport ?? transport;
     controlPort = opts.controlPort ?? sc.server?.controlPort;
@@ -122,6 +128,7 @@ export function createSimulator(opts: SimulatorOptions = {}): Simulator {
     history,
     now,
     validationErrors,
+    foreign,
     startOutage: (ms: number) => sim.startOutage(ms),
   };
   const app = createApp(deps, { spec });
@@ -177,6 +184,7 @@ export function createSimulator(opts: SimulatorOptions = {}): Simulator {
     operator,
     stats,
     history,
+    foreign,
     validationErrors,
     validating: spec !== undefined,
     transport,
@@ -189,6 +197,8 @@ export function createSimulator(opts: SimulatorOptions = {}): Simulator {
         ctl = (control.address() as AddressInfo).port;
       }
       operator.start();
+      // Started with the server, as the operator: it creates sessions only once there is a CFS to see them.
+      if (foreignAtListen) foreign.configure(foreignAtListen);
       log.info('CFS simulator listening', {
         host,
         port: actual,
@@ -221,6 +231,7 @@ export function createSimulator(opts: SimulatorOptions = {}): Simulator {
       closed = true;
       if (outageTimer) clearTimeout(outageTimer);
       operator.stop();
+      foreign.stop();
       faults.releaseHanging();
       faults.cancelTimers();
       await closeServer();

@@ -22,6 +22,7 @@
  * shapes of bench-converge-shapes.ts (--operators prompt,slow by default; stop and jump too), shipped pacing and none
  * (--pacing on,off); --runs applies.
  */
+import '@cfs-batcher/shared/node-check';
 import { BENCH_CLI, BenchUsageError, parseBenchArgs } from './bench-args';
 import { cliUsage } from '@cfs-batcher/shared/cli';
 import { runConvergeMatrix, type ConvergeRun } from './bench-converge';

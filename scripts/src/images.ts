@@ -3,6 +3,7 @@
  * buildah; ENGINE picks one), prints each build's time and size, and with --check runs the image check
  * (images-check.ts) on what it built. Settings are environment variables, declared once below.
  */
+import '@cfs-batcher/shared/node-check';
 import { spawn, spawnSync } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import path from 'node:path';

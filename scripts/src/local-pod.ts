@@ -6,6 +6,7 @@
  * Break it on purpose: `kill -STOP <batcher pid>` (printed below), or inject CFS errors through the simulator's
  * fault API (docs/deployment.md); the prober kills and restarts the batcher as the kubelet would.
  */
+import '@cfs-batcher/shared/node-check';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

@@ -32,12 +32,13 @@ export const HEARTBEAT_PHASES = [
   'sleep', // between cycles (batcher_check_interval)
   'waiting_for_cfs', // CFS unreachable or answering errors: retrying with backoff (a dependency wait)
   'backoff', // session creation halted after 20 failed sessions (a dependency wait)
+  'standing_down', // between cycles while another batcher creates sessions (a wait a restart cannot end)
   'stopping', // SIGTERM received
 ] as const;
 export type Phase = (typeof HEARTBEAT_PHASES)[number];
 
 /** Phases in which the batcher waits on something a restart cannot fix; they keep stamping the heartbeat. */
-export const WAIT_PHASES: ReadonlySet<Phase> = new Set<Phase>(['waiting_for_cfs', 'backoff']);
+export const WAIT_PHASES: ReadonlySet<Phase> = new Set<Phase>(['waiting_for_cfs', 'backoff', 'standing_down']);
 
 /** `creating.state`: the sidecar reads every state but ok/idle as "CFS trouble or a deliberate hold". */
 export const CREATING_STATES = [
@@ -49,6 +50,7 @@ export const CREATING_STATES = [
   'backoff',
   'paced',
   'disabled',
+  'standing_down',
 ] as const;
 export type CreatingState = (typeof CREATING_STATES)[number];
 

@@ -47,6 +47,8 @@ export interface TelemetryOptions {
 export interface Telemetry {
   /** False when OTEL_SDK_DISABLED=true (then every span is a no-op). */
   readonly enabled: boolean;
+  /** Where traces go, or why they are off: the program's one start-up INFO line (`logTracingStatus`). */
+  readonly status?: string;
   /** Flush pending spans and stop the SDK; resolves within the shutdown bound, never rejects. */
   shutdown(): Promise<void>;
 }
@@ -74,6 +76,24 @@ export function tracingEnabled(env: Env = process.env): boolean {
   );
 }
 
+/** Why tracing is off, in the start-up INFO line: what to set to turn it on. */
+export function tracingOffReason(env: Env = process.env): string {
+  if (telemetryDisabled(env)) return 'OTEL_SDK_DISABLED=true';
+  if ((env.OTEL_TRACES_EXPORTER ?? '').trim().toLowerCase() === 'none') return 'OTEL_TRACES_EXPORTER=none';
+  return 'no trace exporter configured (set OTEL_EXPORTER_OTLP_ENDPOINT to an OTLP/HTTP collector to send traces)';
+}
+
+/** Where traces go, in the start-up INFO line of a program with tracing on. */
+export function tracesDestination(env: Env = process.env): string {
+  const value = (name: string): string => (env[name] ?? '').trim();
+  const exporter = value('OTEL_TRACES_EXPORTER') || 'otlp';
+  if (exporter !== 'otlp') return `exporter ${exporter}`;
+  const traces = value('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
+  if (traces !== '') return traces;
+  const base = value('OTEL_EXPORTER_OTLP_ENDPOINT');
+  return base !== '' ? `${base.replace(/\/$/, '')}/v1/traces` : "the OTLP exporter's default endpoint";
+}
+
 /**
  * The tracing preload's entry: starts NodeSDK (`@cfs-batcher/shared/tracing`, required here and only here) when
  * tracing is on or the caller brings its own span processors; otherwise a no-op that loads nothing. Call it before
@@ -81,13 +101,20 @@ export function tracingEnabled(env: Env = process.env): boolean {
  */
 export function startTracing(opts: TelemetryOptions): Telemetry {
   if (!opts.spanProcessors && !tracingEnabled()) {
-    log.debug('Tracing off (OTEL_SDK_DISABLED=true, OTEL_TRACES_EXPORTER=none, or no exporter endpoint set)');
-    return { enabled: false, shutdown: () => Promise.resolve() };
+    return { enabled: false, status: `Tracing off: ${tracingOffReason()}`, shutdown: () => Promise.resolve() };
   }
   // synchronous on purpose: the SDK must have hooked require before main.ts goes on to load http and express
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy load: with tracing off the SDK never loads
   const sdk = require('./tracing') as typeof import('./tracing');
   return sdk.startTelemetry(opts);
+}
+
+/**
+ * The start-up INFO line saying where traces go or why they are off. Logged by the program once it really starts
+ * (after `--help` and its settings), not by the preload, which runs before anything else.
+ */
+export function logTracingStatus(t: { status?: string } | null | undefined): void {
+  if (t?.status) log.info(t.status);
 }
 
 /** True for requests the HTTP instrumentation must not trace (query string ignored). */

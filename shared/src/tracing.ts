@@ -19,7 +19,13 @@ import { defaultResource, resourceFromAttributes } from '@opentelemetry/resource
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import { getLogger } from './logger';
-import { isUntracedPath, telemetryDisabled, type Telemetry, type TelemetryOptions } from './telemetry';
+import {
+  isUntracedPath,
+  telemetryDisabled,
+  tracesDestination,
+  type Telemetry,
+  type TelemetryOptions,
+} from './telemetry';
 
 export type { Telemetry, TelemetryOptions } from './telemetry';
 
@@ -95,22 +101,22 @@ export function startTelemetry(opts: TelemetryOptions): Telemetry {
     return active;
   }
   if (telemetryDisabled()) {
-    log.info('Tracing disabled (OTEL_SDK_DISABLED=true)');
-    active = inactive();
+    active = inactive('Tracing off: OTEL_SDK_DISABLED=true');
     return active;
   }
   try {
     active = startSdk(opts);
   } catch (err) {
     log.error(`Tracing could not start, continuing without it: ${err instanceof Error ? err.message : String(err)}`);
-    active = inactive();
+    active = inactive('Tracing off: it could not start (the ERROR line above says why)');
   }
   return active;
 }
 
-function inactive(): Telemetry {
+function inactive(status: string): Telemetry {
   return {
     enabled: false,
+    status,
     shutdown: () => {
       active = undefined;
       return Promise.resolve();
@@ -147,9 +153,9 @@ function startSdk(opts: TelemetryOptions): Telemetry {
   sdk.start();
   const bound = opts.shutdownTimeoutMs ?? SHUTDOWN_TIMEOUT_MS;
   let stopping: Promise<void> | undefined;
-  log.info(`Tracing started (service ${opts.serviceName}; exporter settings from OTEL_* by @opentelemetry/sdk-node)`);
   return {
     enabled: true,
+    status: `Tracing on: service ${opts.serviceName}, traces go to ${tracesDestination()}`,
     shutdown: () => {
       stopping ??= boundedShutdown(() => sdk.shutdown(), bound).finally(() => {
         active = undefined;

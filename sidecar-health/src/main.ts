@@ -2,6 +2,7 @@
  * Entry point. `node main.js` serves the probes; `node main.js check [live|startup] [--standalone]` prints one
  * verdict and exits 0 (healthy) or 1; `--help` prints the usage (cli.ts).
  */
+import '@cfs-batcher/shared/node-check';
 import { telemetry } from './tracing-preload';
 import {
   CfsAnswers,
@@ -9,6 +10,7 @@ import {
   exitAfterLogs,
   exitOnStartFailure,
   getLogger,
+  logTracingStatus,
   runMain,
   setLogLevel,
   withListenSetting,
@@ -23,6 +25,7 @@ const log = getLogger('sidecar.health');
 async function serve(): Promise<void> {
   const config = configFromEnv(process.env);
   setLogLevel(config.logLevel);
+  logTracingStatus(telemetry);
   // the polls' answers from CFS, for a CFS_API_URL check that could not be made at start
   const answers = new CfsAnswers();
   const sidecar = createSidecar({ ...config, cfs: { ...config.cfs, onRequest: (r) => answers.saw(r) } });

@@ -6,7 +6,8 @@
  * - a reset (the clock starts again from zero): a session created (the heartbeat's counter rose), or a new batcher
  *   instance (the restart is the remedy; the new instance gets its own deadline);
  * - a stop (no obligation, the clock is not running): a batcher session active in CFS, nothing pending in CFS,
- *   nothing the batcher can schedule (two collections in a row saw none), batcher_disable, the 20-failures back-off;
+ *   nothing the batcher can schedule (two collections in a row saw none), batcher_disable, the 20-failures back-off,
+ *   standing down for another batcher (a restart cannot end it; the batcher's own alert reports it);
  * - a pause (the clock keeps its value but does not advance): the sidecar cannot see CFS right now, the batcher waits
  *   on CFS, or it reports CFS trouble and was seen trying recently. CFS's trouble never ages the clock, and never
  *   resets it either: a flaky CFS cannot keep a useless loop alive.
@@ -26,6 +27,7 @@ export const CLOCK_RESET_REASONS = [
   'nothing_schedulable',
   'disabled',
   'backoff',
+  'standing_down',
 ] as const;
 export type ClockResetReason = (typeof CLOCK_RESET_REASONS)[number];
 type StopReason = Exclude<ClockResetReason, 'session_created' | 'new_instance'>;
@@ -92,6 +94,7 @@ const ZERO_PENDING_CYCLES = 2;
 function stopReason(hb: Heartbeat, cfs: StallCfs, zeroSince: number | null): StopReason | null {
   if (hb.disabled) return 'disabled';
   if (hb.backoff.active || hb.phase === 'backoff') return 'backoff';
+  if (hb.phase === 'standing_down' || heartbeatExt(hb).creating?.state === 'standing_down') return 'standing_down';
   if (cfs?.activeSession) return 'session_active';
   if (cfs && cfs.pendingComponents !== true) return 'nothing_pending';
   if (zeroSince !== null && hb.cycle - zeroSince >= ZERO_PENDING_CYCLES) return 'nothing_schedulable';

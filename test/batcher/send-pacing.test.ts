@@ -163,8 +163,9 @@ it('goes on creating in the same phase as the operator starts sessions, never ab
   expect(sessions(h.sim)).toHaveLength(8);
   expect(h.sim.history.summary().pendingPeak).toBe(2);
   expect(h.batcher.state.pacing.limited).toBeNull();
-  // One read of the pending sessions per wait: 3 waits for 8 creates at 2 at a time (check_status listed nothing)
-  expect(count(h.sim, 'GET /v3/sessions') - before).toBe(3);
+  // One read of the pending sessions per wait: 3 waits for 8 creates at 2 at a time, after check_status's two lists
+  // (pending, running: read every cycle, another batcher's sessions show there)
+  expect(count(h.sim, 'GET /v3/sessions') - before).toBe(2 + 3);
   expectEachOnce(
     h.sim,
     Array.from({ length: 8 }, (_, i) => `x${i + 1}`),
@@ -179,7 +180,7 @@ it('stops waiting when the operator starts nothing: bounded reads, the rest next
   await h.batcher.runCycle();
   expect(sessions(h.sim)).toHaveLength(2);
   const { pacingPollMs, pacingStallMs } = DEFAULT_TUNING;
-  // No session was active when the cycle began (check_status listed nothing): every list is a wait's poll
-  expect(count(h.sim, 'GET /v3/sessions') - before).toBe(Math.ceil(pacingStallMs / pacingPollMs));
+  // Besides check_status's two lists (pending, running), every list is a wait's poll
+  expect(count(h.sim, 'GET /v3/sessions') - before).toBe(2 + Math.ceil(pacingStallMs / pacingPollMs));
   expect(h.batcher.state.pacing.limited?.why).toBe('pending_cap');
 });

@@ -28,8 +28,8 @@ describeWithTool(KUBECTL, 'CSM overlay: monitoring settings', () => {
   let csm: K8sObject[];
   beforeAll(() => (csm = render(OVERLAY)));
 
-  test('the settings file names the runbook URL and the selector label', () => {
-    expect(Object.keys(settings).sort()).toEqual(['PROMETHEUS_RELEASE_LABEL', 'RUNBOOK_URL']);
+  test('the settings file names the runbook URL, the selector label and the monitoring namespace', () => {
+    expect(Object.keys(settings).sort()).toEqual(['MONITORING_NAMESPACE', 'PROMETHEUS_RELEASE_LABEL', 'RUNBOOK_URL']);
   });
 
   test.each(['PodMonitor', 'PrometheusRule'])('the %s carries the label cray-sysmgmt-health selects on', (kind) => {

@@ -110,7 +110,9 @@ describeWithTool(KUBECTL, 'the pod', () => {
       expect(c.envFrom[0].configMapRef.name).toMatch(/^cfs-batcher-otel/);
     }
     const cm = csm.find((o) => o.kind === 'ConfigMap' && o.metadata.name === batcher.envFrom[0].configMapRef.name)!;
-    expect(cm.data.OTEL_EXPORTER_OTLP_ENDPOINT).toMatch(/^http:\/\/.+:4318$/);
+    // Tracing is off as shipped (CSM has no collector): an overlay that has one merges the endpoint in.
+    expect(cm.data.OTEL_EXPORTER_OTLP_ENDPOINT).toBeUndefined();
+    expect(cm.data).toMatchObject({ OTEL_METRICS_EXPORTER: 'none', OTEL_LOGS_EXPORTER: 'none' });
   });
 
   it('the Service and the PodMonitor reach both metrics ports by container port name', () => {

@@ -4,6 +4,7 @@
  * Rendering is kubectl kustomize's: without kubectl every block is skipped and listed at the end of the run.
  */
 import { Deployment } from 'kubernetes-models/apps/v1';
+import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { ConfigMap, Service } from 'kubernetes-models/v1';
 import { BATCHER_SETTINGS } from '@cfs-batcher/batcher';
 import { SIDECAR_SETTINGS } from '@cfs-batcher/sidecar-health';
@@ -43,6 +44,9 @@ function validate(o: K8sObject): void {
       return;
     case 'v1/ConfigMap':
       new ConfigMap(o).validate();
+      return;
+    case 'networking.k8s.io/v1/NetworkPolicy':
+      new NetworkPolicy(o).validate();
       return;
     case 'monitoring.coreos.com/v1/PodMonitor':
       if (

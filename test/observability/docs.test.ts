@@ -127,10 +127,14 @@ describe('names in the docs exist', () => {
       ...envNamesReadBy('batcher/src', 'sidecar-health/src', 'shared/src', 'cfs-sim/src', 'scripts/src', 'test'),
       ...[BATCHER_SETTINGS, SIDECAR_SETTINGS].flatMap((s) => [...s.known, ...Object.keys(s.retired)]),
     ]);
-    // Read by Node, glibc (MALLOC_ARENA_MAX) or the OpenTelemetry SDK, not by our code; or set by Kubernetes (service
-    // links, which the programs must never refuse: the docs name them to say so).
+    // Read by Node, glibc (MALLOC_ARENA_MAX), the OpenTelemetry SDK or Istio's proxy (its proxyMetadata), not by our
+    // code; or set by Kubernetes (service links, which the programs must never refuse: the docs name them to say so).
     const runtime = (n: string) =>
-      n.startsWith('OTEL_') || n === 'NODE_OPTIONS' || n === 'MALLOC_ARENA_MAX' || isServiceLink(n, undefined);
+      n.startsWith('OTEL_') ||
+      n === 'NODE_OPTIONS' ||
+      n === 'MALLOC_ARENA_MAX' ||
+      n === 'EXIT_ON_ZERO_ACTIVE_CONNECTIONS' ||
+      isServiceLink(n, undefined);
     // Upper-case names the docs cite that are code constants (exported by shared), not environment variables.
     const constants = new Set(
       [

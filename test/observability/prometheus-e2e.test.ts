@@ -24,6 +24,7 @@ const POD = 'cfs-batcher-7d9f-x2k4q';
 const EMPTY_WHEN_HEALTHY: Record<string, string> = {
   'CFS errors/A': 'only non-2xx CFS answers, and a healthy pod gets none',
   'Why the batcher is or is not creating (sidecar view)/B': 'only while a pacing cap holds creation',
+  'Why the batcher is or is not creating (sidecar view)/C': 'only while the batcher stands down for another batcher',
   'Stall clock restarts by reason (15 min)/A': 'only once a running stall clock went back to zero within 15 minutes',
 };
 const NEEDS_INITIALISED_LABELS = Object.keys(INITIALISED_LABELS);

@@ -62,6 +62,7 @@ export const FLAG_METRICS = new Set([
   'cfs_batcher_health_creating_state',
   'cfs_batcher_disabled',
   'cfs_batcher_pacing_limited',
+  'cfs_batcher_standing_down',
 ]);
 
 /** What a query's values are, hence the unit its panel must show; two kinds never share a panel. */

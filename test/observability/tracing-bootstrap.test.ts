@@ -121,6 +121,30 @@ describe('what loads', () => {
   });
 });
 
+describe('the start-up line', () => {
+  test.each([
+    ['nothing set', {}, 'Tracing off: no trace exporter configured (set OTEL_EXPORTER_OTLP_ENDPOINT'],
+    ['OTEL_SDK_DISABLED=true', { OTEL_SDK_DISABLED: 'true' }, 'Tracing off: OTEL_SDK_DISABLED=true'],
+    [
+      'an endpoint',
+      { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9/' },
+      'Tracing on: service x, traces go to http://127.0.0.1:9/v1/traces',
+    ],
+  ])(
+    '%s: one INFO line, once the program starts, says where traces go or that they are off',
+    async (_, env: Record<string, string>, text) => {
+      const { logs } = await runNode(
+        `shared.setLogLevel('INFO'); shared.logTracingStatus(shared.startTracing({ serviceName: 'x' }));`,
+        env,
+      );
+      const lines = logs.filter((l) => l.logger === 'telemetry');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatchObject({ level: 'INFO' });
+      expect(lines[0]!.message).toContain(text);
+    },
+  );
+});
+
 describe('what reaches the collector', () => {
   test('only traces, as protobuf, with the program default service name', async () => {
     const collector = await startCollector();

@@ -134,4 +134,28 @@ describe('the stall clock restarts only on progress (CSM options: interval 10 s,
     expect(r.failedAt).toBeNull();
     expect(r.tl.history.stall.resets.session_created).toBe(1);
   });
+
+  it('standing down for another batcher (pending work, none of its own sessions, for longer than the deadline) never fails liveness', () => {
+    // From 30 s the batcher stands down: between cycles its phase is standing_down, and creating says why. A restart
+    // cannot end it (the other batcher does), so the clock stops: the batcher's own alert reports it.
+    const down = (s: number): boolean => s >= 30 && s < 600;
+    const r = run(900, (s) => ({
+      counters: counters(),
+      ...(down(s)
+        ? {
+            ...(s % 10 >= 2 ? { phase: 'standing_down' as const, phase_is_wait: true } : {}),
+            creating: {
+              state: 'standing_down',
+              reason: 'another batcher is creating sessions (batcher-0f3c...)',
+              next_attempt_ms: null,
+              last_attempt_ms: null,
+              cfs_trouble_since_ms: null,
+            },
+          }
+        : {}),
+    }));
+    // Killed only once it stops standing down and still creates nothing: the deadline counted from then.
+    expectKilledInTime(r, 600);
+    expect(r.tl.history.stall.resets.standing_down).toBe(1);
+  });
 });

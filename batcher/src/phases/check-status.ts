@@ -15,8 +15,9 @@ import { recordCompletions } from '../rules/backoff';
 import { batchState, type Batch } from '../rules/batch';
 import { SESSION_PREFIX, sessionOutcome } from '../rules/session-status';
 import { readComponents, reportInvalid } from './common';
-import { noteNothingPending, notePendingList } from './pacing-observe';
+import { notePendingList } from './pacing-observe';
 import { completionPatches, retryCompletions, writeCompletions } from './completion-writes';
+import { observeSessions } from './foreign';
 
 /** Extra minutes on the complete-sessions max_age window (clock skew between us and CFS). */
 const COMPLETE_LIST_MARGIN_MIN = 15;
@@ -60,10 +61,6 @@ async function followAll(run: CheckRun): Promise<void> {
   const { ctx, signal } = run;
   const { completions } = ctx.state;
   const active = ctx.state.book.all().filter((b) => batchState(b) === 'active' && !completions.has(b.id));
-  if (active.length === 0) {
-    noteNothingPending(ctx);
-    return;
-  }
   const sessions = new Map<string, CfsSession>();
   const unreadable = new Set<string>();
   const list = async (filter: Parameters<CfsApi['listSessions']>[0]): Promise<void> => {
@@ -77,6 +74,9 @@ async function followAll(run: CheckRun): Promise<void> {
   // What the operator has not started yet (pacing): every batcher session, ours or a predecessor's.
   notePendingList(ctx, new Set([...sessions.keys(), ...unreadable]));
   await list({ name_contains: SESSION_PREFIX, status: 'running' });
+  // Listed every cycle, with or without sessions of our own: another batcher's sessions show here (foreign.ts).
+  observeSessions(ctx, sessions.values());
+  if (active.length === 0) return;
   const unseen = active.filter((b) => !sessions.has(b.sessionName!) && !unreadable.has(b.sessionName!));
   if (unseen.length > 0) {
     const now = ctx.clock.now();

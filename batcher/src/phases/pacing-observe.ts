@@ -39,9 +39,3 @@ export function notePendingList(ctx: PhaseContext, pending: ReadonlySet<string>)
     else logBatch.info(line);
   }
 }
-
-/** No batcher session of ours can be pending (none is active): nothing is awaited any more. */
-export function noteNothingPending(ctx: PhaseContext): void {
-  ctx.state.pacing.pendingSessions = 0;
-  ctx.state.pacing.awaiting.clear();
-}

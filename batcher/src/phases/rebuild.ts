@@ -9,6 +9,7 @@ import type { BatchComponent } from '../rules/component';
 import { planRebuild } from '../rules/rebuild-plan';
 import { SESSION_PREFIX } from '../rules/session-status';
 import { readComponents, reportInvalid } from './common';
+import { notePriorSessions } from './foreign';
 import { restoreIntents } from './restore-intents';
 
 /** Their members become busy, so no component goes into a second session after a restart. */
@@ -16,6 +17,7 @@ export async function rebuild(ctx: PhaseContext, signal?: AbortSignal): Promise<
   const { state } = ctx;
   const { sessions, invalid } = await ctx.client.listAllSessions({ name_contains: SESSION_PREFIX }, { signal });
   reportInvalid(ctx, logSessions, 'session', invalid);
+  notePriorSessions(ctx, sessions);
   const plan = planRebuild(sessions);
   for (const s of plan.skipped)
     logBatch.warn(`Ignoring incomplete session ${s.name} while rebuilding state: ${s.reason}`);

@@ -5,6 +5,7 @@
 import type { BatcherState } from '../state';
 import { RECENT_SESSIONS_SIZE, backoffUntil, isBackingOff } from './backoff';
 import { idProblem } from './component';
+import { foreignSummary, yieldText } from './foreign';
 import { isoAt, whenAt } from './explain-text';
 
 /** The states an answer can be in (docs/CONTRACTS.md, "Explain"). */
@@ -29,6 +30,8 @@ export const HOLD_REASONS = [
   'pacing',
   'uncertain_create',
   'next_send',
+  'foreign_batcher',
+  'foreign_session',
 ] as const;
 export type HoldReason = (typeof HOLD_REASONS)[number];
 
@@ -63,6 +66,7 @@ export type ExplainSource = Pick<
   | 'cfsLastError'
   | 'cfsLastSuccess'
   | 'cfsRetrying'
+  | 'foreign'
 > & { readonly intents: { readonly heldUntil: number } };
 
 /** The wall-clock frame of one answer: `now` on the monotonic timeline, `offset` = wall - monotonic. */
@@ -113,6 +117,14 @@ export function globalHold(s: ExplainSource, c: ExplainClock): Hold | null {
       why: 'intents_unreadable',
       text: 'the create-intents file was unusable at start-up, so creates are held back (a create in flight before the restart must not be duplicated)',
       until: s.intents.heldUntil,
+    };
+  const down = s.foreign.standingDown;
+  if (down !== null)
+    return {
+      why: 'foreign_batcher',
+      text: `another batcher is creating sessions in this CFS (${foreignSummary(s.foreign)}), so this one stands down (${yieldText(down.why)}) until none has appeared for a while`,
+      until: null,
+      foreign_sessions: [...s.foreign.recent],
     };
   if (isBackingOff(s.backoff, c.now))
     return {

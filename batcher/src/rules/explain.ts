@@ -6,7 +6,13 @@
  */
 import { batchState } from './batch';
 import { inSession, queued, uncertain } from './explain-batch';
-import { notBatchedRecord, type ExplainClock, type ExplainSource, type Explanation } from './explain-answer';
+import {
+  heldAnswer,
+  notBatchedRecord,
+  type ExplainClock,
+  type ExplainSource,
+  type Explanation,
+} from './explain-answer';
 
 export * from './explain-answer';
 
@@ -19,6 +25,18 @@ export function explainFromMemory(s: ExplainSource, id: string, c: ExplainClock)
     if (st === 'uncertain') return uncertain(s, id, b, c);
     return queued(s, id, b, c);
   }
+  const foreign = s.foreign.holders.get(id);
+  if (foreign !== undefined)
+    return heldAnswer(
+      id,
+      {
+        why: 'foreign_session',
+        text: `it is in another batcher's active session ${foreign}, so this batcher puts it in no session until that one ends`,
+        until: null,
+        session_name: foreign,
+      },
+      c,
+    );
   const rejected = s.rejectedComponents.get(id) ?? s.rejectedComponents.get(`schema:${id}`);
   if (rejected !== undefined) return notBatchedRecord(id, rejected, 'batcher', c);
   return null;

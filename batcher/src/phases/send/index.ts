@@ -14,6 +14,7 @@ import type { PhaseContext } from '../../context';
 import { logBatch } from '../../log';
 import { isBackingOff } from '../../rules/backoff';
 import type { PacingLimit } from '../../rules/pacing';
+import { standDown } from '../foreign';
 import { candidates } from './candidates';
 import { roomToCreate } from './pacing-wait';
 import { createChunk, recordIntents, type Tally } from './post';
@@ -36,7 +37,9 @@ export async function send(ctx: PhaseContext, signal?: AbortSignal): Promise<voi
   state.pacing.limited = null;
   logBatch.debug('Sending completed batches');
   const now = clock.now();
-  const mayCreate = !isBackingOff(state.backoff, now) && now >= state.intents.heldUntil;
+  // Another batcher's members leave the queued batches whatever happens; standing down, nothing is created.
+  const down = await standDown(ctx, signal);
+  const mayCreate = !down && !isBackingOff(state.backoff, now) && now >= state.intents.heldUntil;
   const resolved = await resolveUncertain(ctx, mayCreate, signal);
   const tally: Tally = { sent: 0, uncertain: 0 };
   if (resolved === 'ok' && mayCreate) await createReady(ctx, wasPaced, tally, signal);
