@@ -22,10 +22,9 @@ export type CfsApi = Pick<
 
 /**
  * Builds the port around the loop's request hook (production: a CfsClient's `onRequest`, called once per HTTP
- * attempt, retries included, so a call retrying for its whole budget still shows a loop that is getting answers),
- * and around its turn hook (the client's `onTurn`: each turn taken while a page of records is checked).
+ * attempt, retries included, so a call retrying for its whole budget still shows a loop that is getting answers).
  */
-export type CfsPortBuilder = (onRequest: (r: RequestInfo) => void, onTurn: () => void) => CfsApi;
+export type CfsPortBuilder = (onRequest: (r: RequestInfo) => void) => CfsApi;
 
 /**
  * The port with creates, lookups and PATCHes noted as attempts. `answered`, when given, is called once per call

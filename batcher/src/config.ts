@@ -12,7 +12,6 @@ import {
   envLogLevel,
   envString,
   refuseUnknownSettings,
-  TURN_SLICE_MS,
   settingNames,
   type CfsClientOptions,
   type CfsLogLevel,
@@ -60,8 +59,6 @@ export interface Tuning {
   createCommitHorizonMs: number;
   /** New sessions a send phase creates at most (the rest wait a cycle): bounds the phase in count. */
   sendMaxPerPhase: number;
-  /** A long pass over records or batches gives the event loop a turn after this long (shared turns.ts). */
-  turnSliceMs: number;
 }
 
 export interface BatcherConfig {
@@ -107,9 +104,6 @@ export function tuningFromEnv(env: Env): Tuning {
     // 1000 x 25 components: check_status and collect run at least every 1000 creates; 100 spread a 50k wave of
     // 2000 sessions over 20 cycles, each one listing every pending component.
     sendMaxPerPhase: envInt(env, 'BATCHER_SEND_MAX_PER_PHASE', 1000, 1, 10_000),
-    // Not a setting: /explain and /metrics are answered between slices, so the slice bounds their wait; tests set 0
-    // (a turn at every point that may give one).
-    turnSliceMs: TURN_SLICE_MS,
   };
   if (t.cfsWaitMaxMs < t.cfsWaitInitialMs) {
     throw new ConfigError(

@@ -9,7 +9,7 @@
  * builds the heartbeat writer over the state and owns the one wire that turns CFS answers into progress.
  */
 import { randomUUID } from 'node:crypto';
-import { Turns, errorMessage, isCfsError, withSpan, type Phase } from '@cfs-batcher/shared';
+import { errorMessage, isCfsError, withSpan, type Phase } from '@cfs-batcher/shared';
 import type { Batcher, BatcherDeps, CycleResult } from './batcher-types';
 import { trackAttempts } from './cfs-port';
 import { monotonicClock, wallNow } from './clock';
@@ -24,7 +24,7 @@ import { isBackingOff } from './rules/backoff';
 import { noteCfsAnswer } from './rules/creating';
 import { SESSION_PREFIX } from './rules/session-status';
 import { ATTR, SPAN } from './spans';
-import { msStamp, newState, noteCfsError, type BatcherState } from './state';
+import { msStamp, newState, noteCfsError } from './state';
 import { gaugeValues, setGauges, stateHeartbeat } from './state-view';
 
 export type { Batcher, BatcherDeps, CycleResult } from './batcher-types';
@@ -43,16 +43,6 @@ const PHASE_LOGGER: Partial<Record<Phase, typeof logMain>> = {
   send: logSessions,
 };
 
-/** The book's consistency check, batch by batch: at 100k pending it is a pass long enough to hold up /explain. */
-async function bookInconsistency(state: BatcherState, turns: Turns): Promise<string | null> {
-  for (const b of state.book.all()) {
-    if (turns.due()) await turns.take();
-    const problem = state.book.inconsistencyOf(b);
-    if (problem !== null) return problem;
-  }
-  return null;
-}
-
 export function createBatcher(deps: BatcherDeps): Batcher {
   const clock = deps.clock ?? monotonicClock();
   const sleep = deps.sleep ?? realSleep;
@@ -65,8 +55,6 @@ export function createBatcher(deps: BatcherDeps): Batcher {
   const phases = deps.phases ?? PHASE_STEPS;
   // The one progress wire: a CFS answer means the loop is getting somewhere (the heartbeat's `progress`, and a
   // throttled stamp so a long working phase is not mistaken for a hang; a stopped or blocked loop stops stamping).
-  // A turn taken inside a long pass stamps too (throttled), but is no CFS answer: the sidecar's stall clock, fed by
-  // sessions created, still catches a loop that works without getting anywhere.
   const answered = (): void => {
     noteCfsAnswer(state.creating, clock.now());
     heartbeat.progress();
@@ -74,13 +62,10 @@ export function createBatcher(deps: BatcherDeps): Batcher {
   // A built port reports every HTTP attempt (and its request metrics); a ready-made one each call, per call.
   const port =
     typeof deps.client === 'function'
-      ? deps.client(
-          (r) => {
-            metrics.observeRequest(r);
-            answered();
-          },
-          () => heartbeat.progress(),
-        )
+      ? deps.client((r) => {
+          metrics.observeRequest(r);
+          answered();
+        })
       : deps.client;
   const perCall = typeof deps.client === 'function' ? undefined : answered;
   const ctx: PhaseContext = {
@@ -92,7 +77,6 @@ export function createBatcher(deps: BatcherDeps): Batcher {
     clock,
     sleep,
     newSessionName: deps.newSessionName ?? (() => `${SESSION_PREFIX}${randomUUID()}`),
-    turns: () => new Turns(tuning.turnSliceMs, () => heartbeat.progress()),
   };
 
   async function runPhase(step: PhaseStep, signal?: AbortSignal): Promise<void> {
@@ -116,7 +100,7 @@ export function createBatcher(deps: BatcherDeps): Batcher {
           phase = step.name;
           await runPhase(step, signal);
         }
-        const problem = await bookInconsistency(state, ctx.turns());
+        const problem = state.book.inconsistency();
         if (problem !== null) throw new FatalError(problem);
       });
       state.cfsLastSuccess = clock.now();

@@ -113,20 +113,17 @@ export async function* pendingRecords(
 ): AsyncGenerator<ComponentPage> {
   const { state } = ctx;
   const o = { signal, ...(ctx.tuning.pageSize > 0 ? { pageSize: ctx.tuning.pageSize } : {}) };
-  // A page is thousands of records: /explain and /metrics are answered between slices of it.
-  const turns = ctx.turns();
-  const needed = async (page: ComponentPage, lean: boolean): Promise<ComponentPage> => {
+  const needed = (page: ComponentPage, lean: boolean): ComponentPage => {
     logComponents.debug(`Received data for ${page.components.length} components`);
     const components: ComponentPage['components'] = [];
     for (const raw of page.components) {
-      if (turns.due()) await turns.take();
       if (raw.enabled === false || !knownAlready(state.book, raw, lean)) components.push(raw);
       else seen.add(raw.id);
     }
     return { components, invalid: page.invalid };
   };
   const full = async function* (): AsyncGenerator<ComponentPage> {
-    for await (const page of ctx.client.listComponents(FULL_LISTING, o)) yield await needed(page, false);
+    for await (const page of ctx.client.listComponents(FULL_LISTING, o)) yield needed(page, false);
   };
   if (state.leanListingRefused || !useLeanListing(state.pendingSeen, knownCount(state.book))) {
     yield* full();
@@ -136,7 +133,7 @@ export async function* pendingRecords(
   const leanPageSize = LEAN_PAGE_FACTOR * (ctx.tuning.pageSize > 0 ? ctx.tuning.pageSize : SERVER_DEFAULT_PAGE_SIZE);
   try {
     for await (const page of ctx.client.listComponents(LEAN, { ...o, pageSize: leanPageSize })) {
-      const lean = await needed(page, true);
+      const lean = needed(page, true);
       for (const raw of lean.components) if (raw.enabled !== false) wanted.push(raw.id);
       if (lean.invalid.length > 0) yield { components: [], invalid: lean.invalid };
     }
@@ -152,6 +149,5 @@ export async function* pendingRecords(
   }
   if (wanted.length === 0) return;
   // Still filtered: a component that stopped being pending meanwhile is not returned, so it is pruned as before.
-  for await (const page of ctx.client.listComponents({ ...FULL_LISTING, ids: wanted }, o))
-    yield await needed(page, false);
+  for await (const page of ctx.client.listComponents({ ...FULL_LISTING, ids: wanted }, o)) yield needed(page, false);
 }

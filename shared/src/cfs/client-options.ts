@@ -13,10 +13,6 @@ export interface CfsClientOptions {
   tokenFile?: string;
   maxResponseBytes?: number;
   onRequest?: (r: RequestInfo) => void;
-  /** A page's records are judged in slices of this many ms, the event loop getting a turn between (turns.ts). */
-  turnSliceMs?: number;
-  /** Called at each such turn (the batcher's progress wire: the page is being worked through). */
-  onTurn?: () => void;
 }
 
 export function cfsClientOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): CfsClientOptions {
