@@ -5,7 +5,9 @@
  * too, `if c in manager.components: continue`), and one already queued needs nothing but proof that it is still
  * pending: send reads the members of a batch again by id right before POSTing it (send/refresh.ts) whenever its
  * records are older than the cycle's collect. At steady state that is almost every pending component, and a full
- * record (config and state details) is ~600 bytes of JSON to download, decode, parse and check. So:
+ * record (config and state details) is ~600 bytes of JSON to download, decode, parse and check: a steady cycle at 50k
+ * pending reads 31 MB and costs about 1.1 s of CPU with full pages, 10.5 MB and 0.4-0.5 s with the lean listing
+ * (the budget is 0.45 s). So:
  * - full listing: enabled pending components with config and state details, as the original reads every loop;
  *   busy ones are dropped before any per-record work. Used while most pending components are unknown to the book
  *   (first cycle, a new wave of work), where it needs the fewest requests.
