@@ -23,14 +23,9 @@ export type CfsApi = Pick<
 /**
  * Builds the port around the loop's request hook (production: a CfsClient's `onRequest`, called once per HTTP
  * attempt, retries included, so a call retrying for its whole budget still shows a loop that is getting answers),
- * around its turn hook (the client's `onTurn`: each turn taken while a page of records is checked), and around its
- * call hook (the client's `onCallState`: a call being retried, and its end).
+ * and around its call hook (the client's `onCallState`: a call being retried, and its end).
  */
-export type CfsPortBuilder = (
-  onRequest: (r: RequestInfo) => void,
-  onTurn: () => void,
-  onCallState: (c: CallState) => void,
-) => CfsApi;
+export type CfsPortBuilder = (onRequest: (r: RequestInfo) => void, onCallState: (c: CallState) => void) => CfsApi;
 
 /**
  * The port with creates, lookups and PATCHes noted as attempts. `answered`, when given, is called once per call

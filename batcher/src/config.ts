@@ -16,7 +16,6 @@ import {
   refuseUnknownSettings,
   scopeOf,
   textSetting,
-  TURN_SLICE_MS,
   type CfsClientOptions,
   type CfsLogLevel,
 } from '@cfs-batcher/shared';
@@ -65,8 +64,6 @@ export interface Tuning {
   createCommitHorizonMs: number;
   /** New sessions a send phase creates at most (the rest wait a cycle): bounds the phase in count. */
   sendMaxPerPhase: number;
-  /** A long pass over records or batches gives the event loop a turn after this long (shared turns.ts). */
-  turnSliceMs: number;
 }
 
 export interface BatcherConfig {
@@ -114,9 +111,6 @@ export const DEFAULT_TUNING: Readonly<Tuning> = Object.freeze({
   // 1000 x 25 components: check_status and collect run at least every 1000 creates; 100 spread a 50k wave of
   // 2000 sessions over 20 cycles, each one listing every pending component.
   sendMaxPerPhase: 1000,
-  // /explain and /metrics are answered between slices, so the slice bounds their wait; tests set 0 (a turn at
-  // every point that may give one).
-  turnSliceMs: TURN_SLICE_MS,
 });
 
 /** Every setting of the batcher: the CFS connection, where it writes, what it serves, how much it logs. */

@@ -3,7 +3,7 @@
  * `(ctx, signal) => Promise<void>`; the loop (loop.ts) decides their order, waits and error policy.
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import type { Phase, Turns } from '@cfs-batcher/shared';
+import type { Phase } from '@cfs-batcher/shared';
 import type { CfsApi } from './cfs-port';
 import type { Clock } from './clock';
 import type { Tuning } from './config';
@@ -25,11 +25,6 @@ export interface PhaseContext {
   /** Waits inside a phase (send waiting for the operator); the loop's own sleep, so tests can inject it. */
   readonly sleep: Sleep;
   readonly newSessionName: () => string;
-  /**
-   * A new pass's turns (shared turns.ts), in the shipped slice, each turn a throttled progress stamp: a phase that
-   * works through thousands of records or batches with no CFS answer is working, not hung.
-   */
-  readonly turns: () => Turns;
 }
 
 export type PhaseFn = (ctx: PhaseContext, signal?: AbortSignal) => Promise<void>;

@@ -8,7 +8,7 @@
  * (`runCycle()`) against the simulator without waiting real intervals; `run(signal)` is the production loop. It
  * builds the heartbeat writer over the state and owns the one wire that turns CFS answers into progress.
  */
-import { Turns, errorMessage, isCfsError, withSpan, type Phase } from '@cfs-batcher/shared';
+import { errorMessage, isCfsError, withSpan, type Phase } from '@cfs-batcher/shared';
 import type { Batcher, BatcherDeps, CycleResult } from './batcher-types';
 import { trackAttempts } from './cfs-port';
 import { monotonicClock, wallNow } from './clock';
@@ -24,7 +24,7 @@ import { noteCfsAnswer } from './rules/creating';
 import { noteCallState } from './rules/retrying-calls';
 import { sessionNameFor } from './rules/foreign';
 import { ATTR, SPAN } from './spans';
-import { msStamp, newState, noteCfsError, type BatcherState } from './state';
+import { msStamp, newState, noteCfsError } from './state';
 import { gaugeValues, setGauges, stateHeartbeat } from './state-view';
 
 export type { Batcher, BatcherDeps, CycleResult } from './batcher-types';
@@ -43,16 +43,6 @@ const PHASE_LOGGER: Partial<Record<Phase, typeof logMain>> = {
   send: logSessions,
 };
 
-/** The book's consistency check, batch by batch: at 100k pending it is a pass long enough to hold up /explain. */
-async function bookInconsistency(state: BatcherState, turns: Turns): Promise<string | null> {
-  for (const b of state.book.all()) {
-    if (turns.due()) await turns.take();
-    const problem = state.book.inconsistencyOf(b);
-    if (problem !== null) return problem;
-  }
-  return null;
-}
-
 export function createBatcher(deps: BatcherDeps): Batcher {
   const clock = deps.clock ?? monotonicClock();
   const sleep = deps.sleep ?? realSleep;
@@ -66,8 +56,6 @@ export function createBatcher(deps: BatcherDeps): Batcher {
   const phases = deps.phases ?? PHASE_STEPS;
   // The one progress wire: a CFS answer means the loop is getting somewhere (the heartbeat's `progress`, and a
   // throttled stamp so a long working phase is not mistaken for a hang; a stopped or blocked loop stops stamping).
-  // A turn taken inside a long pass stamps too (throttled), but is no CFS answer: the sidecar's stall clock, fed by
-  // sessions created, still catches a loop that works without getting anywhere.
   const answered = (): void => {
     noteCfsAnswer(state.creating, clock.now());
     heartbeat.progress();
@@ -80,7 +68,6 @@ export function createBatcher(deps: BatcherDeps): Batcher {
             metrics.observeRequest(r);
             answered();
           },
-          () => heartbeat.progress(),
           (c) => noteCallState(state.cfsRetrying, c, clock.now()),
         )
       : deps.client;
@@ -94,7 +81,6 @@ export function createBatcher(deps: BatcherDeps): Batcher {
     clock,
     sleep,
     newSessionName: deps.newSessionName ?? (() => sessionNameFor(state.foreign.instanceId)),
-    turns: () => new Turns(tuning.turnSliceMs, () => heartbeat.progress()),
   };
 
   async function runPhase(step: PhaseStep, signal?: AbortSignal): Promise<void> {
@@ -118,7 +104,7 @@ export function createBatcher(deps: BatcherDeps): Batcher {
           phase = step.name;
           await runPhase(step, signal);
         }
-        const problem = await bookInconsistency(state, ctx.turns());
+        const problem = state.book.inconsistency();
         if (problem !== null) throw new FatalError(problem);
       });
       state.cfsLastSuccess = clock.now();

@@ -79,16 +79,14 @@ async function main(opts: StartOptions): Promise<void> {
   const phases = opts.wrapPhases ? opts.wrapPhases(PHASE_STEPS) : PHASE_STEPS;
   const intents = new CreateIntentStore(intentsPathFor(config.heartbeatPath));
   const batcher = createBatcher({
-    // Every HTTP attempt (retries included) reaches the loop's progress wire and the request metrics; so does each
-    // turn taken while a page of records is checked (the loop is working through it).
-    client: (onRequest, onTurn, onCallState) =>
+    // Every HTTP attempt (retries included) reaches the loop's progress wire and the request metrics.
+    client: (onRequest, onCallState) =>
       new CfsClient({
         ...config.cfs,
         onRequest: (r) => {
           onRequest(r);
           answers.saw(r);
         },
-        onTurn,
         onCallState,
       }),
     heartbeatPath: config.heartbeatPath,

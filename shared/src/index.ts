@@ -6,7 +6,6 @@ export * from './atomic-file';
 export * from './heartbeat';
 export * from './cfs';
 export * from './run-main';
-export * from './turns';
 // span helpers only: the SDK is `@cfs-batcher/shared/tracing`, loaded by startTracing() when tracing is on
 export * from './telemetry';
 export * from './cli';

@@ -22,7 +22,6 @@ it('an empty environment gives the documented defaults', () => {
     pageSize: 0,
     createCommitHorizonMs: 120_000,
     sendMaxPerPhase: 1000,
-    turnSliceMs: 8,
   });
   expect(DEFAULT_TUNING).toEqual(c.tuning);
 });

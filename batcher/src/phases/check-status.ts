@@ -102,10 +102,7 @@ async function followSessions(run: CheckRun, active: readonly Batch[], listed: L
     book.release(b);
     countFinished(run, false, result);
   };
-  // Thousands of sessions at 100k pending: /explain and /metrics are answered between slices of them.
-  const turns = ctx.turns();
   for (const b of active) {
-    if (turns.due()) await turns.take();
     const name = b.sessionName!;
     if (listed.unreadable.has(name)) continue; // unreadable record: status unknown, look again next cycle
     let session = listed.sessions.get(name);

@@ -17,14 +17,10 @@ export async function collect(ctx: PhaseContext, signal?: AbortSignal): Promise<
   state.book.beginCollect();
   // Components held by a created session, and at steady state queued ones unchanged, are already in `seen` and
   // never reach the loop below (collect-source.ts).
-  // Pages and the book are thousands of entries: /explain and /metrics are answered between slices of them, each
-  // turn given between two records or two batches, where the book is whole.
-  const turns = ctx.turns();
   for await (const page of pendingRecords(ctx, seen, signal)) {
     for (const r of page.invalid) reject(ctx, rejected, schemaRejection(r));
     for (const raw of page.components) {
       if (raw.enabled === false) continue;
-      if (turns.due()) await turns.take();
       const r = toBatchComponent(raw, true, state.pool, now);
       if (!r.ok) {
         reject(ctx, rejected, { key: r.id, line: `Skipping component ${r.id}: ${r.reason}`, reason: r.reason });
@@ -35,11 +31,7 @@ export async function collect(ctx: PhaseContext, signal?: AbortSignal): Promise<
     }
   }
   state.rejectedComponents = rejected;
-  const dropped: string[] = [];
-  for (const b of state.book.queuedBatches()) {
-    if (turns.due()) await turns.take();
-    state.book.pruneBatch(b, seen, dropped);
-  }
+  const dropped = state.book.prune(seen);
   if (dropped.length > 0) logBatch.debug(`Dropped ${dropped.length} queued components that are no longer pending`);
   // Schedulable pending components only: a record the batcher must skip stays pending in CFS, and the sidecar's
   // progress rule must not restart the batcher for data a restart cannot fix.

@@ -54,11 +54,8 @@ export class BatchBook extends BatchRegistry {
     return released;
   }
 
-  /**
-   * prune() for one batch, adding the ids released to `released`: a caller walking every queued batch can give the
-   * event loop a turn between two of them, the book whole at each.
-   */
-  pruneBatch(batch: Batch, seen: ReadonlySet<string>, released: string[]): void {
+  /** prune() for one batch, adding the ids released to `released`. */
+  private pruneBatch(batch: Batch, seen: ReadonlySet<string>, released: string[]): void {
     if (!this.has(batch) || batchState(batch) !== 'queued') return;
     const b = this.edit(batch);
     for (const id of [...b.members.keys()]) {

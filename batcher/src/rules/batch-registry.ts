@@ -86,8 +86,8 @@ export class BatchRegistry {
     return null;
   }
 
-  /** inconsistency() for one batch (a caller walking all() can give the event loop a turn between two). */
-  inconsistencyOf(b: Batch): string | null {
+  /** inconsistency() for one batch. */
+  private inconsistencyOf(b: Batch): string | null {
     if (batchState(b) !== 'queued') return null;
     if (b.members.size === 0) return `empty queued batch ${b.id}`;
     for (const id of b.members.keys()) {

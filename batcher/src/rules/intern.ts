@@ -3,8 +3,10 @@
  *
  * At 50k pending components almost every field of a BatchComponent repeats: a handful of configurations, layer
  * clone URLs, commits, limits, tag sets. JSON.parse gives each record its own copy of every string, and the batcher
- * keeps one snapshot per busy component, so without sharing the snapshots alone cost ~1 KB each. A pool hands out one
- * shared (frozen) instance per distinct value.
+ * keeps one snapshot per busy component, so without sharing the snapshots alone cost ~1 KB each: peak RSS at 50k
+ * pending is 128-137 MB with the pool and 180 MB without (the budget is 150 MB), and at 100k the heap without it
+ * sits at its cap (a steady cycle's CPU 2.2-2.3 s instead of 0.9-1.0 s). A pool hands out one shared (frozen)
+ * instance per distinct value.
  *
  * Two generations bound the pool: `rotate()` (once per collection) drops what was not asked for during the last
  * full generation, so configurations that come and go never pile up. A value handed out earlier stays valid after it

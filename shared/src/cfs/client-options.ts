@@ -18,10 +18,6 @@ export interface CfsClientOptions {
   onCallState?: (c: CallState) => void;
   /** Log each call's first failure and its end (default true); off where the caller reports failures itself. */
   logFailures?: boolean;
-  /** A page's records are judged in slices of this many ms, the event loop getting a turn between (turns.ts). */
-  turnSliceMs?: number;
-  /** Called at each such turn (the batcher's progress wire: the page is being worked through). */
-  onTurn?: () => void;
 }
 
 /**

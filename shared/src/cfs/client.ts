@@ -9,7 +9,7 @@ import type { z } from 'zod';
 import {
   cfsSchemas,
   describeIssues,
-  partitionRecordsInTurns,
+  partitionRecords,
   type CfsComponent,
   type CfsConfiguration,
   type CfsSession,
@@ -29,7 +29,6 @@ import {
 } from './requests';
 import { Transport, type CallSpec } from './transport';
 import type { CfsClientOptions } from './client-options';
-import { TURN_SLICE_MS, Turns } from '../turns';
 
 /** A list that pages more than this is not converging (a server bug); stop rather than loop forever. */
 const MAX_PAGES = 100_000;
@@ -79,12 +78,8 @@ export class CfsClient {
   readonly baseUrl: string;
   /** The base URL's path, without a trailing slash ('' for a base at the server's root). */
   private readonly basePath: string;
-  private readonly turnSliceMs: number;
-  private readonly onTurn: (() => void) | undefined;
 
   constructor(opts: CfsClientOptions) {
-    this.turnSliceMs = opts.turnSliceMs ?? TURN_SLICE_MS;
-    this.onTurn = opts.onTurn;
     this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
     this.basePath = new URL(this.baseUrl).pathname.replace(/\/+$/, '');
     this.transport = new Transport({
@@ -143,13 +138,12 @@ export class CfsClient {
     const route = this.route(list.endpoint);
     let params: Record<string, string> | undefined = list.params;
     const seenAfter = new Set<string>();
-    const turns = new Turns(this.turnSliceMs, this.onTurn);
     for (let page = 0; params; page++) {
       if (page >= MAX_PAGES)
         throw this.invalid(route, 'GET', path, `paging did not end after ${MAX_PAGES} pages`, null);
       const body = await this.transport.call({ method: 'GET', path, route, params, signal: list.signal });
       const data = this.parse(list.envelope, body, route, 'GET', path);
-      yield await partitionRecordsInTurns(data[list.endpoint] as unknown[], list.record, list.idKey, turns);
+      yield partitionRecords(data[list.endpoint] as unknown[], list.record, list.idKey);
       const next = data.next as Record<string, unknown> | null | undefined;
       if (!next) return;
       const after = typeof next.after_id === 'string' ? next.after_id : undefined;

@@ -10,7 +10,6 @@
  */
 import { z } from 'zod';
 import { formatZodIssues } from '../contract';
-import type { Turns } from '../turns';
 import { safeParseAnswer } from './derived-check';
 
 const stringMap = z.record(z.string(), z.string());
@@ -135,21 +134,6 @@ export function partitionRecords<T>(
   const out = { valid: [] as T[], invalid: [] as InvalidRecord[] };
   // indices, not forEach(): a hole in the array is a record too (undefined), refused with its index
   for (let index = 0; index < items.length; index++) judgeRecord(items, index, schema, idKey, out);
-  return out;
-}
-
-/** partitionRecords, giving the event loop a turn whenever `turns` says a slice is used (a page is thousands). */
-export async function partitionRecordsInTurns<T>(
-  items: unknown[],
-  schema: z.ZodType<T>,
-  idKey: string,
-  turns: Turns,
-): Promise<{ valid: T[]; invalid: InvalidRecord[] }> {
-  const out = { valid: [] as T[], invalid: [] as InvalidRecord[] };
-  for (let index = 0; index < items.length; index++) {
-    if (turns.due()) await turns.take();
-    judgeRecord(items, index, schema, idKey, out);
-  }
   return out;
 }
 
