@@ -1,8 +1,8 @@
 /**
  * Explain latency at N pending components while a cycle runs: the batcher runs as its own process (as the container
- * runs it) against the simulator with a paused operator; the pending-sessions cap holds half the components in
- * sessions (`in_session`) and the rest in ready batches (`held`, pacing), so every cycle pages the whole pending list,
- * the heaviest steady state.
+ * runs it) against the simulator with a paused operator and no pacing (a paused operator would hold the allowance at
+ * its start), so every component ends in a session that never starts (`in_session`) and every cycle pages the whole
+ * pending list and follows every session: the heaviest steady state.
  *
  * Then `GET /explain/{id}` is asked open-loop: requests leave at random (Poisson) instants, `rateHz` a second, whether
  * or not the previous ones were answered, as an operator's requests would; each latency runs from the instant the
@@ -129,7 +129,7 @@ export async function runExplainBench(n: number, o: ExplainBenchOptions): Promis
   const dir = mkdtempSync(path.join(os.tmpdir(), 'cfsb-explain-'));
   const scenario = path.join(dir, 'scenario.json');
   const hbFile = path.join(dir, 'heartbeat.json');
-  const sessionsCap = Math.ceil(n / 2 / BATCH_SIZE);
+  const sessions = Math.ceil(n / BATCH_SIZE);
   writeFileSync(
     scenario,
     JSON.stringify({
@@ -148,7 +148,7 @@ export async function runExplainBench(n: number, o: ExplainBenchOptions): Promis
     NODE_OPTIONS: o.nodeOptions,
     LOG_LEVEL: 'WARNING',
     HEARTBEAT_PATH: hbFile,
-    BATCHER_PENDING_SESSIONS_CAP: String(sessionsCap),
+    BATCHER_PENDING_SESSIONS_CAP: '0',
   };
   const quota = o.limits ? PodLimits.create(o.limits) : undefined;
   const batcher = startNode(o.batcherScript ?? 'batcher/dist/main.js', [], env, o.nodeFlags ?? [], quota?.prefix());
@@ -159,11 +159,11 @@ export async function runExplainBench(n: number, o: ExplainBenchOptions): Promis
     await waitFor(
       async () => {
         const r = await readHeartbeat(hbFile);
-        return r.ok && r.heartbeat.counters.sessions_created_total >= sessionsCap && r.heartbeat.cycle >= 2
+        return r.ok && r.heartbeat.counters.sessions_created_total >= sessions && r.heartbeat.cycle >= 2
           ? true
           : undefined;
       },
-      { what: `${sessionsCap} sessions at ${n} pending`, timeoutMs: 900_000, intervalMs: 200, abort },
+      { what: `${sessions} sessions at ${n} pending`, timeoutMs: 900_000, intervalMs: 200, abort },
     );
     const timeline = new PhaseTimeline();
     const poller = (async () => {

@@ -69,12 +69,12 @@ describeWithTool(KUBECTL, 'the pod', () => {
     }
   });
 
-  it('asks for no more than the original chart, and the sidecar for less than the batcher', () => {
+  it('requests no more than the original chart, is limited to one core, and the sidecar asks for less', () => {
     const r = batcher.resources;
     expect(quantity(r.requests.memory)).toBeLessThanOrEqual(quantity('100Mi'));
     expect(quantity(r.requests.cpu)).toBeLessThanOrEqual(quantity('150m'));
     expect(quantity(r.limits.memory)).toBeLessThanOrEqual(quantity('250Mi'));
-    expect(quantity(r.limits.cpu)).toBeLessThanOrEqual(quantity('500m'));
+    expect(quantity(r.limits.cpu)).toBeLessThanOrEqual(quantity('1'));
     for (const k of ['requests', 'limits'] as const) {
       for (const res of ['cpu', 'memory'] as const) {
         expect(quantity(sidecar.resources[k][res])).toBeLessThan(quantity(batcher.resources[k][res]));
