@@ -39,7 +39,6 @@ export const BENCH_CLI: CliSpec = {
     quick: { type: 'boolean', help: 'one run, 1k only, 3 s of /livez, 3 detect runs, 30 s conditions, small soak' },
     operators: { type: 'string', value: 'LIST', help: 'converge: prompt,slow (default both)' },
     pacing: { type: 'string', value: 'LIST', help: 'converge: on,off (default both)' },
-    'explain-cpu-limit': { type: 'string', value: 'C', help: "explain bench's batcher under a CPU quota (needs root)" },
   },
   exitCodes: [
     [0, 'every part measured (or --help)'],

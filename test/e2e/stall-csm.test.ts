@@ -2,7 +2,8 @@
  * A loop that keeps cycling but never creates a session, with the options CSM runs (batcher_check_interval 10,
  * batch_window 60), the sidecar's shipped settings (deadline 60 + 6 x 10 = 120 s, CFS poll 10 s) and the shipped
  * probes. While the stall runs, the first wave's sessions complete, the batcher lists lean (most pending components
- * are busy at the switch), a batcher- session it did not create is seen for about one poll, and one CFS list fails
+ * are busy at the switch), a batcher- session it did not create is seen for about one poll (the batcher stands down
+ * for it, a wait the clock does not count), and one CFS list fails
  * once. /livez must fail on no_progress within the deadline + one poll + one evaluation of the last allowed
  * restart of the clock (plus what the sidecar reports it excused as CFS trouble), and every restart must be one
  * the rule allows.
@@ -131,8 +132,10 @@ describe('e2e: never-send with the CSM defaults', () => {
     expect(failed.message).toMatch(/no_progress/);
     expect(term.message).toMatch(/no_progress/);
     for (const r of resets) expect(CLOCK_RESET_REASONS).toContain(r.reason);
-    // after the switch nothing is created: only an active session may have given the clock a new start
-    expect(resets.map((r) => r.reason).filter((r) => r !== 'session_active')).toEqual([]);
+    // after the switch nothing is created: only an active session, or the batcher standing down for the batcher-
+    // session it did not create (another batcher's work, which a restart cannot change), may have given the clock a
+    // new start
+    expect(resets.map((r) => r.reason).filter((r) => r !== 'session_active' && r !== 'standing_down')).toEqual([]);
     expect(sinceRun).toBeLessThanOrEqual(bound);
     // the failed list is the only CFS trouble of the run: it may pause the clock for a poll or two, no more
     expect(excusedS).toBeLessThan(POLL_S * 2);
