@@ -26,10 +26,8 @@ import {
 export interface Thresholds {
   /** Time a starting sidecar, or a new batcher instance, is given before missing/stale heartbeats fail liveness. */
   startupGraceMs: number;
-  /** Longest silence allowed in any phase (the batcher beats at least once a second); null = interval + cycleBudgetMs. */
-  freshnessMs: number | null;
-  /** Added to the live batcher_check_interval when freshnessMs is null (a batcher that sleeps without beating). */
-  cycleBudgetMs: number;
+  /** Longest silence allowed in any phase (the batcher beats at least once a second). */
+  freshnessMs: number;
   /** Added to 2 x the live check interval: how long a batcher claiming CFS trouble may go without trying CFS. */
   tryingMarginMs: number;
   /** A working phase past its budget is not stuck while its last CFS answer is at most this old. */
@@ -181,8 +179,6 @@ function thresholdsOf(s: SidecarValues): Thresholds {
   return {
     startupGraceMs: s.SIDECAR_STARTUP_GRACE_SECONDS * 1000,
     freshnessMs: s.SIDECAR_FRESHNESS_SECONDS * 1000,
-    // only with freshnessMs null (the in-process older rule, not a setting)
-    cycleBudgetMs: 30_000,
     // a batcher claiming CFS trouble tries at least every check interval; 5 s covers one slow attempt
     tryingMarginMs: 5000,
     // 10 s request timeout + 30 s retry budget: every CFS call ends with an answer (or a timeout) well within 60 s.

@@ -143,7 +143,6 @@ export function buildStatus(
     thresholds: {
       startup_grace_seconds: t.startupGraceMs / 1000,
       freshness_seconds: t.freshnessMs === null ? null : t.freshnessMs / 1000,
-      cycle_budget_seconds: t.cycleBudgetMs / 1000,
       trying_margin_seconds: t.tryingMarginMs / 1000,
       phase_answer_allowance_seconds: t.cfsAnswerAllowanceMs / 1000,
       freshness_limit_seconds: v.details.freshnessLimitMs / 1000,

@@ -59,15 +59,6 @@ export interface Verdict {
 export const secs = (ms: number): string =>
   Math.abs(ms) < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`;
 
-/**
- * Pure: the freshness limit. Fixed (SIDECAR_FRESHNESS_SECONDS) for a batcher that beats at least once a second in
- * every phase; 0 selects the older rule, live check interval + cycle budget, for a batcher that sleeps silently.
- */
-export function freshnessLimitMs(hb: Heartbeat | null, t: Thresholds): number {
-  if (t.freshnessMs !== null) return t.freshnessMs;
-  return (hb?.options.batcher_check_interval ?? t.defaultCheckIntervalS) * 1000 + t.cycleBudgetMs;
-}
-
 /** Pure: how long the batcher may go without trying CFS while it claims CFS trouble (2 x live interval + margin). */
 export function tryingLimitMs(hb: Heartbeat, t: Thresholds): number {
   return tryingLimitFor(hb, t.tryingMarginMs);
@@ -103,7 +94,7 @@ export function evaluate(input: EvaluateInput): Verdict {
   const cur = h.current;
   // The batcher beats at least once a second in every phase, so silence longer than the freshness limit means a
   // stopped or blocked loop in any phase; the phase budget catches a loop that keeps beating but never leaves its phase.
-  const silenceLimit = freshnessLimitMs(hb, t);
+  const silenceLimit = t.freshnessMs;
   const graceElapsed = now.monoMs - graceStartMono(h);
   // The grace covers an instance (or a sidecar) that has not yet been seen making progress; once the sequence has
   // advanced under the sidecar's eyes the normal limits apply, so a hang right after start-up is not hidden.

@@ -34,7 +34,6 @@ describe('sidecar HTTP endpoints', () => {
     expect(st.body).toMatchObject({ restarts_seen: 1, instances_seen: ['old', 'new'] });
     expect(st.body.thresholds).toMatchObject({
       startup_grace_seconds: 60,
-      cycle_budget_seconds: 30,
       freshness_limit_seconds: 14,
     });
     const m = await request(sidecar.app).get('/metrics');

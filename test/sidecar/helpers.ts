@@ -69,7 +69,6 @@ export const defaults = (env: NodeJS.ProcessEnv = {}, over: Partial<Thresholds> 
   ...over,
 });
 /** The freshness rule of a sidecar built without a fixed limit: the live check interval + the cycle budget. */
-export const NO_FIXED_FRESHNESS: Partial<Thresholds> = { freshnessMs: null };
 
 /**
  * A scripted timeline: each step advances the fake clock, then feeds one read (and optionally a CFS observation)

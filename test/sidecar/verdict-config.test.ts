@@ -18,7 +18,6 @@ describe('configuration', () => {
     const t = thresholdsFromEnv({});
     expect(t).toMatchObject({
       startupGraceMs: 60_000,
-      cycleBudgetMs: 30_000,
       progressDeadlineMs: null,
       progressIntervals: 6,
     });
