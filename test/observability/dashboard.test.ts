@@ -179,7 +179,7 @@ describe('dashboard units and thresholds', () => {
   });
 
   test('"Heartbeat age" shows the sidecar\'s monotonic age, red from the freshness limit where /livez fails', () => {
-    const freshnessS = thresholdsFromEnv({}).freshnessMs! / 1000;
+    const freshnessS = thresholdsFromEnv({}).freshnessMs / 1000;
     // the manifest ships the program's default (one value, two places that must agree)
     expect(Number(shipped(SIDECAR_CONTAINER, 'SIDECAR_FRESHNESS_SECONDS'))).toBe(freshnessS);
     const callDeadlineS = Number(shipped(BATCHER_CONTAINER, 'CFS_REQUEST_TIMEOUT_MS')) / 1000;
